@@ -1,0 +1,48 @@
+# Thin wrapper over the CMake presets. `make demo` and `make test` are all a new user needs.
+SHELL := /bin/bash
+JOBS ?= 2
+NP ?= $(shell nproc)
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+MPIRUN := mpirun --oversubscribe
+OUT ?= out
+
+.PHONY: all setup build demo test test-mpich test-sanitize ci format tidy clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build/release/CMakeCache.txt: | setup
+	cmake --preset release
+
+build: setup build/release/CMakeCache.txt
+	cmake --build --preset release -j $(JOBS)
+
+demo: build
+	@bash scripts/demo.sh "$(NP)" "$(OUT)"
+
+test: build
+	cd build/release && ctest -j $(JOBS) --output-on-failure --timeout 600
+
+# The same tests built against MPICH, at 1 and 2 ranks.
+test-mpich: setup
+	cmake --preset mpich -DCACHECOMM_TEST_MAX_RANKS=2
+	cmake --build --preset mpich -j $(JOBS)
+	cd build/mpich && ctest -j $(JOBS) --output-on-failure --timeout 600
+
+# Debug build under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-sanitize: setup
+	cmake --preset debug-sanitize
+	cmake --build --preset debug-sanitize -j $(JOBS)
+	cd build/debug-sanitize && ASAN_OPTIONS=detect_leaks=0 ctest -j $(JOBS) --output-on-failure --timeout 900
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+tidy: build
+	run-clang-tidy -quiet -p build/release $$(git ls-files 'src/*.cpp') 2>/dev/null | grep -E "warning|error" || true
+
+clean:
+	rm -rf build out

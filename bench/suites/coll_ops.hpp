@@ -1,0 +1,37 @@
+// `cachecomm-bench coll --op NAME`: each collective operation registers itself here.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cachecomm/comm.hpp"
+#include "common/interleaved.hpp"
+#include "common/report.hpp"
+#include "common/suite.hpp"
+
+namespace cachecomm::bench {
+
+struct coll_context {
+  const common_options& options;
+  cachecomm::comm& comm;
+  report& results;
+  timing_plan plan;                  ///< batches / iterations chosen by the user (or --quick)
+  std::vector<std::size_t> sizes;    ///< message sizes in bytes (ops without sizes ignore it)
+};
+
+struct coll_op {
+  std::string name;
+  std::string description;
+  std::function<void(coll_context&)> run;
+  std::vector<std::string> table_columns;  ///< what the table shows for this op
+};
+
+void register_coll_op(coll_op op);
+[[nodiscard]] const std::vector<coll_op>& coll_ops();
+
+struct coll_op_registration {
+  explicit coll_op_registration(coll_op op) { register_coll_op(std::move(op)); }
+};
+
+}  // namespace cachecomm::bench

@@ -1,0 +1,9 @@
+// Umbrella header: everything a cachecomm user needs.
+#pragma once
+
+#include "cachecomm/barrier.hpp"
+#include "cachecomm/comm.hpp"
+#include "cachecomm/config.hpp"
+#include "cachecomm/error.hpp"
+#include "cachecomm/version.hpp"
+#include "cachecomm/wait_policy.hpp"

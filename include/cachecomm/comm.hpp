@@ -1,0 +1,68 @@
+// cachecomm::comm: a communicator that knows which ranks share a node and owns their shared memory.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cachecomm/barrier.hpp"
+#include "cachecomm/config.hpp"
+#include "cachecomm/wait_policy.hpp"
+
+namespace cachecomm {
+
+namespace detail {
+class comm_impl;
+}
+
+/// Where the ranks of a communicator live.
+struct node_topology {
+  int node_rank = 0;      ///< rank among the ranks of this node
+  int node_size = 1;      ///< ranks on this node (of this communicator)
+  int node_index = 0;     ///< which node, 0 .. node_count-1
+  int node_count = 1;     ///< nodes the communicator spans
+  bool forced_split = false;       ///< nodes come from CACHECOMM_RANKS_PER_NODE, not the hardware
+  int cores_available = 1;         ///< processing units this node offers the job
+  int ranks_sharing_memory = 1;    ///< ranks of the job on this machine (may exceed node_size when split)
+  bool oversubscribed = false;     ///< ranks_sharing_memory > cores_available
+  std::vector<int> node_ranks;     ///< communicator rank of each node rank
+  std::vector<int> core_of_node_rank;  ///< processing unit each node rank last ran on (-1 if unknown)
+};
+
+class comm {
+ public:
+  /// Collective over `parent` (which is duplicated, so the caller keeps its own). MPI must be
+  /// initialized. Settings come from `settings` (by default the CACHECOMM_* environment).
+  explicit comm(MPI_Comm parent = MPI_COMM_WORLD, const config& settings = config::from_environment());
+  ~comm();
+  comm(const comm&) = delete;
+  comm& operator=(const comm&) = delete;
+  comm(comm&&) noexcept;
+  comm& operator=(comm&&) noexcept;
+
+  [[nodiscard]] int rank() const;
+  [[nodiscard]] int size() const;
+  /// The communicator's own duplicate of the parent: safe for the caller's MPI traffic too.
+  [[nodiscard]] MPI_Comm mpi_comm() const;
+  [[nodiscard]] const node_topology& topology() const;
+  [[nodiscard]] const wait_policy& waiting() const;
+  [[nodiscard]] const config& settings() const;
+
+  /// Blocks until every rank of the communicator has called it.
+  void barrier();
+  /// Same, with an explicit algorithm for the node-local part.
+  void barrier(barrier_algorithm algorithm);
+  /// The algorithm `barrier()` uses and why.
+  [[nodiscard]] barrier_algorithm default_barrier() const;
+  [[nodiscard]] std::string default_barrier_reason() const;
+
+  /// Internal layers (collectives, windows, channels) reach the node state through this.
+  [[nodiscard]] detail::comm_impl& impl() const { return *m_impl; }
+
+ private:
+  std::unique_ptr<detail::comm_impl> m_impl;
+};
+
+}  // namespace cachecomm

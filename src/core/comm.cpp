@@ -1,0 +1,264 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cachecomm/comm.hpp"
+#include "cachecomm/error.hpp"
+#include "core/comm_impl.hpp"
+#include "core/mpi_check.hpp"
+#include "topo/machine.hpp"
+
+namespace cachecomm {
+
+namespace {
+const detail::setting_declaration ranks_per_node_setting{
+    "CACHECOMM_RANKS_PER_NODE", "0",
+    "Split each machine into pretend nodes of this many ranks (0: one node per machine). "
+    "Lets the multi-node paths run on one machine."};
+const detail::setting_declaration wait_setting{
+    "CACHECOMM_WAIT", "auto",
+    "How ranks wait: auto (spin unless oversubscribed, then yield), spin, yield, sleep."};
+const detail::setting_declaration spin_setting{
+    "CACHECOMM_SPIN_COUNT", "auto", "Polls with pause before yielding (auto: by wait mode)."};
+const detail::setting_declaration yield_setting{
+    "CACHECOMM_YIELD_COUNT", "auto", "Polls with sched_yield before sleeping on a futex (auto: by wait mode)."};
+const detail::setting_declaration timeout_setting{
+    "CACHECOMM_TIMEOUT", "300",
+    "Seconds any single wait may last before it fails naming the rank it waited for (0: no limit)."};
+const detail::setting_declaration liveness_setting{
+    "CACHECOMM_LIVENESS_INTERVAL", "0.05",
+    "Seconds between checks that node peers are alive while waiting."};
+const detail::setting_declaration barrier_setting{
+    "CACHECOMM_BARRIER", "auto",
+    "Barrier algorithm: auto, central-byte, central-line, dissemination, tree, tournament, binomial."};
+const detail::setting_declaration tree_degree_setting{
+    "CACHECOMM_TREE_DEGREE", "4", "Fan-out of the k-ary tree barrier and of the tournament's release."};
+}  // namespace
+
+std::string_view to_string(barrier_algorithm algorithm) {
+  switch (algorithm) {
+    case barrier_algorithm::automatic: return "auto";
+    case barrier_algorithm::central_byte: return "central-byte";
+    case barrier_algorithm::central_line: return "central-line";
+    case barrier_algorithm::dissemination: return "dissemination";
+    case barrier_algorithm::tree: return "tree";
+    case barrier_algorithm::tournament: return "tournament";
+    case barrier_algorithm::binomial: return "binomial";
+  }
+  return "?";
+}
+
+barrier_algorithm parse_barrier_algorithm(std::string_view text) {
+  if (text == "auto") return barrier_algorithm::automatic;
+  for (barrier_algorithm algorithm : all_barrier_algorithms()) {
+    if (to_string(algorithm) == text) return algorithm;
+  }
+  throw invalid_argument("cachecomm: unknown barrier algorithm '" + std::string(text) +
+                         "' (use auto, central-byte, central-line, dissemination, tree, tournament, binomial)");
+}
+
+const std::vector<barrier_algorithm>& all_barrier_algorithms() {
+  static const std::vector<barrier_algorithm> all = {
+      barrier_algorithm::central_byte, barrier_algorithm::central_line, barrier_algorithm::dissemination,
+      barrier_algorithm::tree,         barrier_algorithm::tournament,   barrier_algorithm::binomial};
+  return all;
+}
+
+namespace detail {
+
+mpi_comm_owner::~mpi_comm_owner() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (m_handle != MPI_COMM_NULL && finalized == 0) MPI_Comm_free(&m_handle);
+}
+
+mpi_comm_owner& mpi_comm_owner::operator=(mpi_comm_owner&& other) noexcept {
+  if (this != &other) {
+    mpi_comm_owner doomed(m_handle);
+    m_handle = other.m_handle;
+    other.m_handle = MPI_COMM_NULL;
+  }
+  return *this;
+}
+
+std::pair<barrier_algorithm, std::string> choose_barrier(int node_size, bool oversubscribed) {
+  if (node_size <= 1) return {barrier_algorithm::central_line, "one rank: nothing to wait for"};
+  if (oversubscribed) {
+    return {barrier_algorithm::central_line,
+            "oversubscribed: one root waking every rank directly beats chains of sleeping parents"};
+  }
+  if (node_size <= 8) {
+    return {barrier_algorithm::central_line,
+            "at most 8 ranks: one level, each rank polls only its own line"};
+  }
+  return {barrier_algorithm::tree, "more than 8 ranks: a k-ary tree keeps each line's readers few"};
+}
+
+comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(settings) {
+  int initialized = 0;
+  CACHECOMM_MPI(MPI_Initialized(&initialized));
+  if (initialized == 0) throw usage_error("cachecomm: MPI must be initialized before creating a comm");
+  if (parent == MPI_COMM_NULL) throw invalid_argument("cachecomm: cannot build a comm on MPI_COMM_NULL");
+  int inter = 0;
+  CACHECOMM_MPI(MPI_Comm_test_inter(parent, &inter));
+  if (inter != 0) throw unsupported_error("cachecomm: inter-communicators are not supported");
+
+  MPI_Comm duplicate = MPI_COMM_NULL;
+  CACHECOMM_MPI(MPI_Comm_dup(parent, &duplicate));
+  m_comm = mpi_comm_owner(duplicate);
+  CACHECOMM_MPI(MPI_Comm_rank(world(), &m_rank));
+  CACHECOMM_MPI(MPI_Comm_size(world(), &m_size));
+
+  split_nodes();
+  resolve_wait_policy();
+
+  // The control segment: wait words, then the barrier flags.
+  const int node_size = m_topology.node_size;
+  segment_layout layout;
+  const std::size_t wait_offset = layout.reserve(sizeof(node_wait_area));
+  const std::size_t barrier_offset = layout.reserve(node_barrier::bytes_needed(node_size));
+  m_control = shm_segment(node(), layout.size());
+
+  std::vector<pid_t> pids(static_cast<std::size_t>(node_size));
+  pid_t self = ::getpid();
+  CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, pids.data(), 1, MPI_INT, node()));
+  m_waiter = waiter(m_policy, m_control.at<node_wait_area>(wait_offset),
+                    peer_monitor(std::move(pids), m_topology.node_rank), m_topology.node_rank,
+                    m_topology.node_ranks);
+
+  const long long degree = m_settings.get_int("CACHECOMM_TREE_DEGREE");
+  if (degree < 2 || degree > 64) {
+    throw invalid_argument("cachecomm: CACHECOMM_TREE_DEGREE must be between 2 and 64, got " +
+                           std::to_string(degree));
+  }
+  m_barrier = node_barrier(m_control.bytes_at(barrier_offset, node_barrier::bytes_needed(node_size)),
+                           node_size, m_topology.node_rank, static_cast<int>(degree), m_topology.oversubscribed,
+                           &m_waiter);
+
+  const barrier_algorithm requested = parse_barrier_algorithm(m_settings.get("CACHECOMM_BARRIER"));
+  if (requested == barrier_algorithm::automatic) {
+    std::tie(m_default_barrier, m_default_barrier_reason) = choose_barrier(node_size, m_topology.oversubscribed);
+  } else {
+    m_default_barrier = requested;
+    m_default_barrier_reason = "set by CACHECOMM_BARRIER";
+  }
+}
+
+void comm_impl::split_nodes() {
+  // Ranks that can share memory, then (optionally) pretend nodes of a fixed size within them.
+  MPI_Comm shared = MPI_COMM_NULL;
+  CACHECOMM_MPI(MPI_Comm_split_type(world(), MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &shared));
+  mpi_comm_owner shared_owner(shared);
+  int shared_rank = 0;
+  int shared_size = 1;
+  CACHECOMM_MPI(MPI_Comm_rank(shared, &shared_rank));
+  CACHECOMM_MPI(MPI_Comm_size(shared, &shared_size));
+
+  const long long per_node = m_settings.get_int("CACHECOMM_RANKS_PER_NODE");
+  if (per_node < 0) {
+    throw invalid_argument("cachecomm: CACHECOMM_RANKS_PER_NODE must be 0 or positive, got " +
+                           std::to_string(per_node));
+  }
+  MPI_Comm node_comm = MPI_COMM_NULL;
+  if (per_node > 0) {
+    CACHECOMM_MPI(MPI_Comm_split(shared, static_cast<int>(shared_rank / per_node), shared_rank, &node_comm));
+  } else {
+    CACHECOMM_MPI(MPI_Comm_dup(shared, &node_comm));
+  }
+  m_node_comm = mpi_comm_owner(node_comm);
+  m_topology.forced_split = per_node > 0;
+  CACHECOMM_MPI(MPI_Comm_rank(node(), &m_topology.node_rank));
+  CACHECOMM_MPI(MPI_Comm_size(node(), &m_topology.node_size));
+
+  MPI_Comm leader_comm = MPI_COMM_NULL;
+  CACHECOMM_MPI(MPI_Comm_split(world(), m_topology.node_rank == 0 ? 0 : MPI_UNDEFINED, m_rank, &leader_comm));
+  m_leader_comm = mpi_comm_owner(leader_comm);
+  int node_ids[2] = {0, 1};  // index of this node, number of nodes: known to leaders, sent to the rest
+  if (leader_comm != MPI_COMM_NULL) {
+    CACHECOMM_MPI(MPI_Comm_rank(leader_comm, &node_ids[0]));
+    CACHECOMM_MPI(MPI_Comm_size(leader_comm, &node_ids[1]));
+  }
+  CACHECOMM_MPI(MPI_Bcast(node_ids, 2, MPI_INT, 0, node()));
+  m_topology.node_index = node_ids[0];
+  m_topology.node_count = node_ids[1];
+
+  const auto node_size = static_cast<std::size_t>(m_topology.node_size);
+  m_topology.node_ranks.resize(node_size);
+  CACHECOMM_MPI(MPI_Allgather(&m_rank, 1, MPI_INT, m_topology.node_ranks.data(), 1, MPI_INT, node()));
+  int unit = current_processing_unit();
+  m_topology.core_of_node_rank.resize(node_size);
+  CACHECOMM_MPI(MPI_Allgather(&unit, 1, MPI_INT, m_topology.core_of_node_rank.data(), 1, MPI_INT, node()));
+
+  // Oversubscription is a property of the machine, not of the pretend nodes.
+  m_topology.cores_available = this_machine().processing_units;
+  m_topology.ranks_sharing_memory = shared_size;
+  m_topology.oversubscribed = shared_size > m_topology.cores_available;
+}
+
+void comm_impl::resolve_wait_policy() {
+  m_policy.mode = parse_wait_mode(m_settings.get("CACHECOMM_WAIT"));
+  wait_mode effective = m_policy.mode;
+  if (effective == wait_mode::automatic) effective = m_topology.oversubscribed ? wait_mode::yield : wait_mode::spin;
+  switch (effective) {
+    case wait_mode::spin:
+      m_policy.spin_iterations = 200000;  // ~ a few ms of polling before giving the core away
+      m_policy.yield_iterations = 2000;
+      break;
+    case wait_mode::yield:
+      // Oversubscribed: the rank we wait for needs our core, so give it away at once, and keep
+      // yielding (cheap when others are runnable) for a while before paying for a futex sleep.
+      m_policy.spin_iterations = 0;
+      m_policy.yield_iterations = 20000;
+      break;
+    default:
+      m_policy.spin_iterations = 16;
+      m_policy.yield_iterations = 2;
+      break;
+  }
+  m_policy.spinning = effective == wait_mode::spin;
+  if (m_settings.is_explicit("CACHECOMM_SPIN_COUNT")) {
+    m_policy.spin_iterations = static_cast<unsigned>(std::max(0LL, m_settings.get_int("CACHECOMM_SPIN_COUNT")));
+  }
+  if (m_settings.is_explicit("CACHECOMM_YIELD_COUNT")) {
+    m_policy.yield_iterations = static_cast<unsigned>(std::max(0LL, m_settings.get_int("CACHECOMM_YIELD_COUNT")));
+  }
+  m_policy.timeout_seconds = m_settings.get_double("CACHECOMM_TIMEOUT");
+  m_policy.liveness_interval_seconds = m_settings.get_double("CACHECOMM_LIVENESS_INTERVAL");
+  if (m_policy.timeout_seconds < 0 || m_policy.liveness_interval_seconds <= 0) {
+    throw invalid_argument("cachecomm: CACHECOMM_TIMEOUT must be >= 0 and CACHECOMM_LIVENESS_INTERVAL > 0");
+  }
+}
+
+void comm_impl::barrier(barrier_algorithm algorithm) {
+  if (algorithm == barrier_algorithm::automatic) algorithm = m_default_barrier;
+  if (single_node()) {
+    m_barrier.full(algorithm);
+    return;
+  }
+  // Hierarchical: gather on the node, leaders synchronize over MPI, release on the node.
+  m_barrier.arrive(algorithm);
+  if (is_leader()) CACHECOMM_MPI(MPI_Barrier(leaders()));
+  m_barrier.depart(algorithm);
+}
+
+}  // namespace detail
+
+comm::comm(MPI_Comm parent, const config& settings)
+    : m_impl(std::make_unique<detail::comm_impl>(parent, settings)) {}
+comm::~comm() = default;
+comm::comm(comm&&) noexcept = default;
+comm& comm::operator=(comm&&) noexcept = default;
+
+int comm::rank() const { return m_impl->rank(); }
+int comm::size() const { return m_impl->size(); }
+MPI_Comm comm::mpi_comm() const { return m_impl->world(); }
+const node_topology& comm::topology() const { return m_impl->topology(); }
+const wait_policy& comm::waiting() const { return m_impl->policy(); }
+const config& comm::settings() const { return m_impl->settings(); }
+void comm::barrier() { m_impl->barrier(barrier_algorithm::automatic); }
+void comm::barrier(barrier_algorithm algorithm) { m_impl->barrier(algorithm); }
+barrier_algorithm comm::default_barrier() const { return m_impl->default_barrier(); }
+std::string comm::default_barrier_reason() const { return m_impl->default_barrier_reason(); }
+
+}  // namespace cachecomm

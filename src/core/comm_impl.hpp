@@ -1,0 +1,73 @@
+// Internal state behind cachecomm::comm, shared by every layer built on a communicator.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "cachecomm/comm.hpp"
+#include "coll/node_barrier.hpp"
+#include "shm/segment.hpp"
+#include "sync/waiter.hpp"
+
+namespace cachecomm::detail {
+
+/// Owns an MPI communicator handle; frees it unless MPI is already finalized.
+class mpi_comm_owner {
+ public:
+  mpi_comm_owner() = default;
+  explicit mpi_comm_owner(MPI_Comm handle) : m_handle(handle) {}
+  ~mpi_comm_owner();
+  mpi_comm_owner(const mpi_comm_owner&) = delete;
+  mpi_comm_owner& operator=(const mpi_comm_owner&) = delete;
+  mpi_comm_owner(mpi_comm_owner&& other) noexcept : m_handle(other.m_handle) { other.m_handle = MPI_COMM_NULL; }
+  mpi_comm_owner& operator=(mpi_comm_owner&& other) noexcept;
+  [[nodiscard]] MPI_Comm get() const { return m_handle; }
+
+ private:
+  MPI_Comm m_handle = MPI_COMM_NULL;
+};
+
+class comm_impl {
+ public:
+  comm_impl(MPI_Comm parent, const config& settings);
+
+  [[nodiscard]] MPI_Comm world() const { return m_comm.get(); }        ///< the user's communicator (dup)
+  [[nodiscard]] MPI_Comm node() const { return m_node_comm.get(); }    ///< ranks of this node
+  [[nodiscard]] MPI_Comm leaders() const { return m_leader_comm.get(); }  ///< node rank 0s; null elsewhere
+  [[nodiscard]] int rank() const { return m_rank; }
+  [[nodiscard]] int size() const { return m_size; }
+  [[nodiscard]] const node_topology& topology() const { return m_topology; }
+  [[nodiscard]] bool is_leader() const { return m_topology.node_rank == 0; }
+  [[nodiscard]] bool single_node() const { return m_topology.node_count == 1; }
+  [[nodiscard]] const config& settings() const { return m_settings; }
+  [[nodiscard]] const wait_policy& policy() const { return m_policy; }
+  [[nodiscard]] waiter& wait() { return m_waiter; }
+
+  void barrier(barrier_algorithm algorithm);
+  [[nodiscard]] barrier_algorithm default_barrier() const { return m_default_barrier; }
+  [[nodiscard]] const std::string& default_barrier_reason() const { return m_default_barrier_reason; }
+
+ private:
+  void split_nodes();
+  void resolve_wait_policy();
+
+  mpi_comm_owner m_comm;
+  mpi_comm_owner m_node_comm;
+  mpi_comm_owner m_leader_comm;
+  int m_rank = 0;
+  int m_size = 1;
+  config m_settings;
+  node_topology m_topology;
+  wait_policy m_policy;
+  shm_segment m_control;
+  waiter m_waiter;
+  node_barrier m_barrier;
+  barrier_algorithm m_default_barrier = barrier_algorithm::central_line;
+  std::string m_default_barrier_reason;
+};
+
+/// The automatic barrier choice for `node_size` ranks, with the reason.
+[[nodiscard]] std::pair<barrier_algorithm, std::string> choose_barrier(int node_size, bool oversubscribed);
+
+}  // namespace cachecomm::detail

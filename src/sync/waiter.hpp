@@ -1,0 +1,93 @@
+// The one wait policy every shared-memory operation uses: poll with pause, then yield, then sleep
+// on a process-shared futex; every wait checks that peers are alive and has a deadline.
+#pragma once
+
+#include <immintrin.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cachecomm/wait_policy.hpp"
+#include "shm/cache_line.hpp"
+#include "sync/peer_monitor.hpp"
+
+namespace cachecomm::detail {
+
+/// Node-wide words the waiters share, each on its own line (lives in the node's control segment).
+struct node_wait_area {
+  padded_flag sleepers;  ///< ranks currently asleep on some futex; writers wake only when non-zero
+  padded_flag failure;   ///< 0, or 1 + node rank of a peer found dead (so others stop at once)
+};
+
+/// Sequence numbers wrap; `a` has reached `b` when the signed distance is non-negative.
+[[nodiscard]] inline bool sequence_reached(std::uint32_t value, std::uint32_t target) {
+  return static_cast<std::int32_t>(value - target) >= 0;
+}
+
+inline void cpu_relax() { _mm_pause(); }
+
+[[nodiscard]] inline std::uint32_t load_word(const std::uint32_t* word) {
+  return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+class waiter {
+ public:
+  waiter() = default;
+  /// `node_to_comm_rank` names peers in errors by their rank in the user's communicator.
+  waiter(wait_policy policy, node_wait_area* area, peer_monitor monitor, int self_node_rank,
+         std::vector<int> node_to_comm_rank);
+
+  /// Waits until `ready()` is true. `futex_word` is the 32-bit word whose change makes it true;
+  /// `waited_node_rank` (or -1) and `what` name the wait in error messages.
+  template <typename Ready>
+  void wait(const std::uint32_t* futex_word, Ready&& ready, int waited_node_rank, const char* what) {
+    if (ready()) return;
+    for (unsigned poll = 0; poll < m_policy.spin_iterations; ++poll) {
+      cpu_relax();
+      if (ready()) return;
+    }
+    auto trampoline = [](void* context) { return (*static_cast<std::remove_reference_t<Ready>*>(context))(); };
+    slow_wait(futex_word, trampoline, &ready, waited_node_rank, what);
+  }
+
+  /// Waits until the sequence number in `word` reaches `target`.
+  void wait_reach(const std::atomic<std::uint32_t>& word, std::uint32_t target, int waited_node_rank,
+                  const char* what) {
+    const auto* raw = reinterpret_cast<const std::uint32_t*>(&word);
+    wait(raw, [&] { return sequence_reached(word.load(std::memory_order_acquire), target); },
+         waited_node_rank, what);
+  }
+
+  /// Stores `value` and wakes any sleeper on `word`. The store is sequentially consistent so
+  /// that it cannot pass the read of the sleeper count (a Dekker pair with the sleeper's side).
+  void publish(std::atomic<std::uint32_t>& word, std::uint32_t value) {
+    word.store(value, std::memory_order_seq_cst);
+    wake(reinterpret_cast<const std::uint32_t*>(&word));
+  }
+  /// Wakes sleepers on `word` after a sequentially consistent write to it (or to a byte within it).
+  void wake(const std::uint32_t* word) {
+    if (m_area->sleepers.value.load(std::memory_order_seq_cst) != 0) wake_slow(word);
+  }
+
+  [[nodiscard]] const wait_policy& policy() const { return m_policy; }
+  /// Throws peer_failure if a peer on this node has died (also used before collective set-up).
+  void check_peers(const char* what) const;
+
+ private:
+  using ready_function = bool (*)(void*);
+  void slow_wait(const std::uint32_t* futex_word, ready_function ready, void* context,
+                 int waited_node_rank, const char* what);
+  void wake_slow(const std::uint32_t* word);
+  [[noreturn]] void fail_dead_peer(int dead_node_rank, const char* what) const;
+  [[nodiscard]] std::string describe_rank(int node_rank) const;
+
+  wait_policy m_policy;
+  node_wait_area* m_area = nullptr;
+  peer_monitor m_monitor;
+  int m_self = 0;
+  std::vector<int> m_node_to_comm_rank;
+};
+
+}  // namespace cachecomm::detail

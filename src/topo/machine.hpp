@@ -1,0 +1,21 @@
+// What this machine offers the job, read once per process through hwloc.
+#pragma once
+
+#include <string>
+
+namespace cachecomm::detail {
+
+struct machine_description {
+  std::string host;       ///< host name
+  std::string cpu_model;  ///< e.g. "Intel(R) Xeon(R) ..." (empty if hwloc does not know)
+  int cores = 1;          ///< physical cores the job may use
+  int processing_units = 1;  ///< hardware threads the job may use
+};
+
+/// Loaded on first use and cached for the life of the process.
+[[nodiscard]] const machine_description& this_machine();
+
+/// Processing unit (OS index) this thread last ran on, or -1.
+[[nodiscard]] int current_processing_unit();
+
+}  // namespace cachecomm::detail

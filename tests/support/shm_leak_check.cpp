@@ -1,0 +1,49 @@
+#include "support/shm_leak_check.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+namespace cachecomm::testing {
+
+std::set<std::string> cachecomm_segments() {
+  std::set<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("cachecomm-", 0) == 0) names.insert(name);
+  }
+  return names;
+}
+
+int open_segment_descriptors() {
+  int count = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    std::error_code link_error;
+    auto target = std::filesystem::read_symlink(entry.path(), link_error).string();
+    if (!link_error && target.find("/dev/shm/cachecomm-") != std::string::npos) ++count;
+  }
+  return count;
+}
+
+std::set<std::string> leaked_segments(const std::set<std::string>& before) {
+  std::set<std::string> suspects;
+  for (const auto& name : cachecomm_segments()) {
+    if (before.count(name) == 0) suspects.insert(name);
+  }
+  if (suspects.empty()) return suspects;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::set<std::string> still;
+  auto now = cachecomm_segments();
+  for (const auto& name : suspects) {
+    if (now.count(name) != 0) still.insert(name);
+  }
+  return still;
+}
+
+}  // namespace cachecomm::testing

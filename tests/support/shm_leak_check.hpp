@@ -1,0 +1,17 @@
+// Finds shared-memory segments and descriptors the library left behind.
+#pragma once
+
+#include <set>
+#include <string>
+
+namespace cachecomm::testing {
+
+/// Names of /dev/shm entries that look like ours.
+[[nodiscard]] std::set<std::string> cachecomm_segments();
+/// Open descriptors of this process that point at one of our segments.
+[[nodiscard]] int open_segment_descriptors();
+/// Entries in `after` but not in `before` that are still there after a short grace period
+/// (segments of concurrently running tests exist only for the instant of their creation).
+[[nodiscard]] std::set<std::string> leaked_segments(const std::set<std::string>& before);
+
+}  // namespace cachecomm::testing
