@@ -4,6 +4,7 @@
 #include "cachecomm/barrier.hpp"
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
+#include "cachecomm/datatype.hpp"
 #include "cachecomm/error.hpp"
 #include "cachecomm/version.hpp"
 #include "cachecomm/wait_policy.hpp"
