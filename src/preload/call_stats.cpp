@@ -1,0 +1,95 @@
+#include "preload/call_stats.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace cachecomm::detail::preload {
+
+std::string_view mpi_name(call_kind kind) {
+  switch (kind) {
+    case call_kind::barrier: return "MPI_Barrier";
+    case call_kind::bcast: return "MPI_Bcast";
+    case call_kind::reduce: return "MPI_Reduce";
+    case call_kind::allreduce: return "MPI_Allreduce";
+    case call_kind::allgather: return "MPI_Allgather";
+    case call_kind::comm_dup: return "MPI_Comm_dup";
+    case call_kind::comm_split: return "MPI_Comm_split";
+    case call_kind::comm_split_type: return "MPI_Comm_split_type";
+    case call_kind::comm_create: return "MPI_Comm_create";
+    case call_kind::comm_free: return "MPI_Comm_free";
+    case call_kind::count_: break;
+  }
+  return "?";
+}
+
+std::string_view to_string(outcome reason) {
+  switch (reason) {
+    case outcome::served: return "served";
+    case outcome::disabled: return "disabled";
+    case outcome::thread_level: return "thread-level";
+    case outcome::not_initialized: return "not-initialized";
+    case outcome::intercommunicator: return "intercommunicator";
+    case outcome::warming_up: return "warming-up";
+    case outcome::derived_datatype: return "derived-datatype";
+    case outcome::unmapped_datatype: return "unmapped-datatype";
+    case outcome::user_op: return "user-op";
+    case outcome::unmapped_op: return "unmapped-op";
+    case outcome::unsupported_pair: return "unsupported-type-op";
+    case outcome::empty: return "empty";
+    case outcome::invalid_argument: return "invalid-argument";
+    case outcome::state_failed: return "state-failed";
+    case outcome::cachecomm_error: return "cachecomm-error";
+    case outcome::communicator_management: return "communicator-management";
+    case outcome::count_: break;
+  }
+  return "?";
+}
+
+void print_summary(const call_stats& stats, long long states_built, long long states_freed) {
+  constexpr std::size_t kinds = static_cast<std::size_t>(call_kind::count_);
+  constexpr std::size_t outcomes = static_cast<std::size_t>(outcome::count_);
+  std::vector<long long> local;
+  local.reserve(kinds * outcomes + 2);
+  for (const auto& row : stats.table()) local.insert(local.end(), row.begin(), row.end());
+  local.push_back(states_built);
+  local.push_back(states_freed);
+  std::vector<long long> total(local.size(), 0);
+  int rank = 0;
+  int size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  PMPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_LONG_LONG, MPI_SUM, 0,
+              MPI_COMM_WORLD);
+  if (rank != 0) return;
+
+  std::string text = "cachecomm preload summary (" + std::to_string(size) + " ranks, calls summed over ranks)\n";
+  for (std::size_t kind = 0; kind < kinds; ++kind) {
+    const long long* row = &total[kind * outcomes];
+    long long passed = 0;
+    std::string reasons;
+    const long long failed = row[static_cast<std::size_t>(outcome::cachecomm_error)];
+    for (std::size_t reason = 1; reason < outcomes; ++reason) {
+      if (row[reason] == 0 || reason == static_cast<std::size_t>(outcome::cachecomm_error)) continue;
+      passed += row[reason];
+      reasons += (reasons.empty() ? "" : ", ") + std::string(to_string(static_cast<outcome>(reason))) + " " +
+                 std::to_string(row[reason]);
+    }
+    if (row[0] == 0 && passed == 0 && failed == 0) continue;
+    char line[96];
+    std::snprintf(line, sizeof line, "  %-20s served %8lld  passed %8lld", std::string(mpi_name(static_cast<call_kind>(kind))).c_str(),
+                  row[0], passed);
+    text += line;
+    if (failed != 0) text += "  failed " + std::to_string(failed);
+    if (!reasons.empty()) text += "  (" + reasons + ")";
+    text += "\n";
+  }
+  text += "  cachecomm communicator states: built " + std::to_string(total[kinds * outcomes]) + ", freed " +
+          std::to_string(total[kinds * outcomes + 1]) + "\n";
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace cachecomm::detail::preload

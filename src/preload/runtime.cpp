@@ -1,0 +1,264 @@
+#include "preload/runtime.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cachecomm/error.hpp"
+
+namespace cachecomm::detail::preload {
+
+namespace {
+
+const detail::setting_declaration preload_setting{
+    "CACHECOMM_PRELOAD", "1", "Preload library: 0 passes every MPI call straight to the system MPI."};
+const detail::setting_declaration barrier_setting{
+    "CACHECOMM_PRELOAD_BARRIER", "1", "Preload library: serve MPI_Barrier with cachecomm (0: pass it through)."};
+const detail::setting_declaration bcast_setting{
+    "CACHECOMM_PRELOAD_BCAST", "1", "Preload library: serve MPI_Bcast with cachecomm (0: pass it through)."};
+const detail::setting_declaration reduce_setting{
+    "CACHECOMM_PRELOAD_REDUCE", "1", "Preload library: serve MPI_Reduce with cachecomm (0: pass it through)."};
+const detail::setting_declaration allreduce_setting{
+    "CACHECOMM_PRELOAD_ALLREDUCE", "1", "Preload library: serve MPI_Allreduce with cachecomm (0: pass it through)."};
+const detail::setting_declaration allgather_setting{
+    "CACHECOMM_PRELOAD_ALLGATHER", "1", "Preload library: serve MPI_Allgather with cachecomm (0: pass it through)."};
+const detail::setting_declaration warmup_setting{
+    "CACHECOMM_PRELOAD_WARMUP", "3",
+    "Preload library: collective calls a communicator makes through MPI before cachecomm state is built "
+    "for it (short-lived communicators never pay for the shared memory)."};
+const detail::setting_declaration summary_setting{
+    "CACHECOMM_PRELOAD_SUMMARY", "0",
+    "Preload library: 1 prints at MPI_Finalize (rank 0, stderr) how many calls of each kind cachecomm served "
+    "and how many passed through, and why."};
+
+// Which setting switches each collective off; communicator management has none.
+const char* switch_of(call_kind kind) {
+  switch (kind) {
+    case call_kind::barrier: return "CACHECOMM_PRELOAD_BARRIER";
+    case call_kind::bcast: return "CACHECOMM_PRELOAD_BCAST";
+    case call_kind::reduce: return "CACHECOMM_PRELOAD_REDUCE";
+    case call_kind::allreduce: return "CACHECOMM_PRELOAD_ALLREDUCE";
+    case call_kind::allgather: return "CACHECOMM_PRELOAD_ALLGATHER";
+    default: return nullptr;
+  }
+}
+
+struct runtime {
+  bool started = false;
+  bool enabled = false;
+  bool summary = false;
+  int thread_level = MPI_THREAD_SINGLE;
+  long long warmup = 3;
+  int keyval = MPI_KEYVAL_INVALID;
+  std::array<bool, static_cast<std::size_t>(call_kind::count_)> op_enabled{};
+  config settings;
+  call_stats counters;
+  long long states_built = 0;
+  long long states_freed = 0;
+  std::vector<MPI_Comm> tracked;  ///< communicators carrying a state, for the clean-up at finalize
+  // One-entry lookup cache: the communicator used last and its state.
+  MPI_Comm cached_comm = MPI_COMM_NULL;
+  comm_state* cached_state = nullptr;
+};
+
+runtime& rt() {
+  static runtime instance;
+  return instance;
+}
+
+thread_local bool g_inside __attribute__((tls_model("initial-exec"))) = false;
+
+void drop_tracking(MPI_Comm comm) {
+  runtime& r = rt();
+  if (r.cached_comm == comm) {
+    r.cached_comm = MPI_COMM_NULL;
+    r.cached_state = nullptr;
+  }
+  for (auto it = r.tracked.begin(); it != r.tracked.end(); ++it) {
+    if (*it == comm) {
+      r.tracked.erase(it);
+      break;
+    }
+  }
+}
+
+// Attribute delete callback: MPI calls it when the communicator is freed (or the attribute deleted).
+int delete_state(MPI_Comm comm, int /*keyval*/, void* attribute, void* /*extra*/) {
+  auto* state = static_cast<comm_state*>(attribute);
+  drop_tracking(comm);
+  if (state->fast) ++rt().states_freed;
+  cachecomm_scope scope;  // the MPI_Comm_free calls inside cachecomm go to PMPI
+  try {
+    delete state;
+  } catch (...) {
+    return MPI_ERR_OTHER;
+  }
+  return MPI_SUCCESS;
+}
+
+int error_class_of(std::exception_ptr failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const cachecomm::mpi_error& e) {
+    int error_class = MPI_ERR_OTHER;
+    if (PMPI_Error_class(e.mpi_code(), &error_class) != MPI_SUCCESS) error_class = MPI_ERR_OTHER;
+    return error_class;
+  } catch (const cachecomm::invalid_argument&) {
+    return MPI_ERR_ARG;
+  } catch (const cachecomm::unsupported_error&) {
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+  } catch (const cachecomm::system_error& e) {
+    return e.errno_value() == ENOMEM || e.errno_value() == ENOSPC ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+  } catch (const std::bad_alloc&) {
+    return MPI_ERR_NO_MEM;
+  } catch (const cachecomm::error&) {
+    return MPI_ERR_OTHER;  // usage errors, peer failures and timeouts
+  } catch (...) {
+    return MPI_ERR_INTERN;
+  }
+}
+
+std::string message_of(std::exception_ptr failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+comm_state* state_of(MPI_Comm comm) {
+  runtime& r = rt();
+  if (comm == r.cached_comm) return r.cached_state;
+  void* attribute = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, r.keyval, &attribute, &found) != MPI_SUCCESS) return nullptr;
+  auto* state = static_cast<comm_state*>(attribute);
+  if (found == 0) {
+    auto owned = std::make_unique<comm_state>();
+    int inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return nullptr;
+    if (inter != 0) owned->unusable = outcome::intercommunicator;
+    if (PMPI_Comm_set_attr(comm, r.keyval, owned.get()) != MPI_SUCCESS) return nullptr;
+    state = owned.release();
+    r.tracked.push_back(comm);
+  }
+  r.cached_comm = comm;
+  r.cached_state = state;
+  return state;
+}
+
+}  // namespace
+
+bool inside_cachecomm() { return g_inside; }
+
+cachecomm_scope::cachecomm_scope() : m_previous(g_inside) { g_inside = true; }
+cachecomm_scope::~cachecomm_scope() { g_inside = m_previous; }
+
+call_stats& stats() { return rt().counters; }
+
+void start(int provided_thread_level) {
+  runtime& r = rt();
+  r.thread_level = provided_thread_level;
+  try {
+    r.settings = config::from_environment();
+    r.enabled = r.settings.get_bool("CACHECOMM_PRELOAD");
+    r.summary = r.settings.get_bool("CACHECOMM_PRELOAD_SUMMARY");
+    r.warmup = r.settings.get_int("CACHECOMM_PRELOAD_WARMUP");
+    if (r.warmup < 0) throw cachecomm::invalid_argument("cachecomm: CACHECOMM_PRELOAD_WARMUP must be >= 0");
+    for (std::size_t kind = 0; kind < r.op_enabled.size(); ++kind) {
+      const char* name = switch_of(static_cast<call_kind>(kind));
+      r.op_enabled[kind] = name != nullptr && r.settings.get_bool(name);
+    }
+  } catch (const std::exception& e) {
+    // A bad setting must not break a program that never asked for cachecomm: pass everything through.
+    std::fprintf(stderr, "cachecomm preload: %s; passing every call to MPI\n", e.what());
+    r.enabled = false;
+  }
+  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &r.keyval, nullptr) != MPI_SUCCESS) {
+    r.enabled = false;
+  }
+  r.started = true;
+}
+
+void stop() {
+  runtime& r = rt();
+  if (!r.started) return;
+  // Free the states while MPI still works; user communicators that were never freed included.
+  while (!r.tracked.empty()) {
+    MPI_Comm comm = r.tracked.back();
+    if (PMPI_Comm_delete_attr(comm, r.keyval) != MPI_SUCCESS) drop_tracking(comm);
+  }
+  if (r.summary) print_summary(r.counters, r.states_built, r.states_freed);
+  PMPI_Comm_free_keyval(&r.keyval);
+  r.started = false;
+}
+
+std::optional<outcome> globally_blocked(call_kind kind) {
+  const runtime& r = rt();
+  if (!r.started) return outcome::not_initialized;
+  if (!r.enabled || !r.op_enabled[static_cast<std::size_t>(kind)]) return outcome::disabled;
+  if (r.thread_level > MPI_THREAD_FUNNELED) return outcome::thread_level;
+  return std::nullopt;
+}
+
+cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code) {
+  error_code = MPI_SUCCESS;
+  if (comm == MPI_COMM_NULL) {
+    why_not = outcome::invalid_argument;
+    return nullptr;
+  }
+  comm_state* state = state_of(comm);
+  if (state == nullptr) {
+    why_not = outcome::invalid_argument;  // not a valid communicator: MPI will say so
+    return nullptr;
+  }
+  if (state->unusable) {
+    why_not = *state->unusable;
+    return nullptr;
+  }
+  if (state->fast) return state->fast.get();
+  // Every rank makes the same collective calls on a communicator in the same order, so every rank
+  // builds the state in the same call.
+  if (++state->collective_calls <= rt().warmup) {
+    why_not = outcome::warming_up;
+    return nullptr;
+  }
+  cachecomm_scope scope;
+  try {
+    state->fast = std::make_unique<cachecomm::comm>(comm, rt().settings);
+    ++rt().states_built;
+    return state->fast.get();
+  } catch (...) {
+    state->unusable = outcome::state_failed;
+    why_not = outcome::state_failed;
+    error_code = report_failure(comm, "building cachecomm state");
+    return nullptr;
+  }
+}
+
+void forget(MPI_Comm comm) {
+  runtime& r = rt();
+  if (!r.started || comm == MPI_COMM_NULL) return;
+  void* attribute = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, r.keyval, &attribute, &found) == MPI_SUCCESS && found != 0) {
+    PMPI_Comm_delete_attr(comm, r.keyval);
+  }
+}
+
+int report_failure(MPI_Comm comm, const char* call) {
+  std::exception_ptr failure = std::current_exception();
+  const int error_class = error_class_of(failure);
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "cachecomm preload: %s failed on world rank %d: %s\n", call, rank, message_of(failure).c_str());
+  PMPI_Comm_call_errhandler(comm, error_class);
+  return error_class;
+}
+
+}  // namespace cachecomm::detail::preload

@@ -1,0 +1,61 @@
+// Process-wide state of the preload library: settings, the attribute key that hangs cachecomm state
+// on each communicator, the re-entrancy guard, the counters.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <optional>
+
+#include "cachecomm/comm.hpp"
+#include "cachecomm/config.hpp"
+#include "preload/call_stats.hpp"
+
+namespace cachecomm::detail::preload {
+
+/// cachecomm state of one user communicator, cached on it as an attribute and deleted with it.
+struct comm_state {
+  long long collective_calls = 0;       ///< intercepted collective calls so far (same on every rank)
+  std::unique_ptr<cachecomm::comm> fast;  ///< built after the warm-up calls
+  std::optional<outcome> unusable;      ///< why this communicator always passes through
+};
+
+/// True while this thread runs cachecomm code: the MPI calls cachecomm makes go straight to PMPI.
+bool inside_cachecomm();
+
+/// Sets the guard for its lifetime (nests).
+class cachecomm_scope {
+ public:
+  cachecomm_scope();
+  ~cachecomm_scope();
+  cachecomm_scope(const cachecomm_scope&) = delete;
+  cachecomm_scope& operator=(const cachecomm_scope&) = delete;
+
+ private:
+  bool m_previous;
+};
+
+/// After PMPI_Init/PMPI_Init_thread succeeded: reads the settings, creates the attribute key.
+void start(int provided_thread_level);
+/// Before PMPI_Finalize: frees every cachecomm state, prints the summary when asked.
+void stop();
+
+call_stats& stats();
+
+/// Whether `kind` may be served at all (library on, this operation on, thread level, initialized).
+[[nodiscard]] std::optional<outcome> globally_blocked(call_kind kind);
+
+/// For a collective call on `comm`: counts it, builds the state after the warm-up, and returns it
+/// when cachecomm may serve the call. Otherwise returns null and sets `why_not`. When building the
+/// state fails, the error went through the communicator's error handler: `error_code` is set and the
+/// caller must return it.
+[[nodiscard]] cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code);
+
+/// Deletes the cachecomm state of `comm` (before the communicator itself is freed).
+void forget(MPI_Comm comm);
+
+/// Reports a failure of cachecomm the MPI way: message on stderr, then the communicator's error
+/// handler with the matching MPI error class. Returns the code the MPI call must return.
+int report_failure(MPI_Comm comm, const char* call);
+
+}  // namespace cachecomm::detail::preload

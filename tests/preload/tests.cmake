@@ -1,0 +1,64 @@
+# The preload library under unmodified MPI programs: each program runs with and without
+# LD_PRELOAD=libcachecomm_mpi.so and must print the same; the summary must show what was served.
+set(preload_dir ${CMAKE_CURRENT_LIST_DIR})
+set(preload_driver ${preload_dir}/run_case.sh)
+set(preload_flags)
+foreach(flag IN LISTS CACHECOMM_MPIEXEC_FLAGS)
+  list(APPEND preload_flags --flag ${flag})
+endforeach()
+
+# What the summary must show as served: the barrier always; the other collectives once they exist.
+set(preload_served --served MPI_Barrier)
+set(preload_passed --reason MPI_Barrier:intercommunicator)
+if(EXISTS ${PROJECT_SOURCE_DIR}/include/cachecomm/collectives.hpp)
+  list(APPEND preload_served --served MPI_Bcast --served MPI_Reduce --served MPI_Allreduce --served MPI_Allgather)
+  list(APPEND preload_passed --reason MPI_Bcast:derived-datatype --reason MPI_Allgather:derived-datatype
+                             --reason MPI_Allreduce:user-op --reason MPI_Reduce:derived-datatype
+                             --reason MPI_Allreduce:unmapped-datatype --reason MPI_Bcast:intercommunicator)
+endif()
+
+foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors)
+  add_executable(${program} ${preload_dir}/${program}.c)
+  target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
+endforeach()
+
+# preload_case(NAME RANKS ... ARGS ...): registers NAME.npN running the driver with ARGS.
+function(preload_case name)
+  cmake_parse_arguments(ARG "" "" "RANKS;ARGS" ${ARGN})
+  foreach(np IN LISTS ARG_RANKS)
+    if(np GREATER CACHECOMM_TEST_MAX_RANKS)
+      continue()
+    endif()
+    add_test(NAME ${name}.np${np}
+             COMMAND ${preload_driver} --mpirun ${MPIEXEC_EXECUTABLE} ${preload_flags} --np ${np}
+                     --lib $<TARGET_FILE:cachecomm_mpi> ${ARG_ARGS})
+    set_tests_properties(${name}.np${np} PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np${np}"
+      ENVIRONMENT "CACHECOMM_TIMEOUT=60;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+  endforeach()
+endfunction()
+
+preload_case(preload_collectives RANKS 1 2 3 4 8
+  ARGS ${preload_served} -- $<TARGET_FILE:preload_collectives>)
+preload_case(preload_passthrough RANKS 2 3 4 8
+  ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)
+preload_case(preload_thread_multiple RANKS 2 4
+  ARGS --none-served --reason MPI_Barrier:thread-level -- $<TARGET_FILE:preload_thread_multiple>)
+preload_case(preload_errors RANKS 1 2 4 ARGS --served MPI_Barrier -- $<TARGET_FILE:preload_errors>)
+# A failure inside cachecomm (here: a setting it rejects when it builds the communicator's state)
+# comes back from the MPI call as an MPI error class under MPI_ERRORS_RETURN.
+preload_case(preload_errors.cachecomm_failure RANKS 2
+  ARGS --preload-only CACHECOMM_TREE_DEGREE=1 --expect "barrier failures: 1, error class MPI_ERR_ARG"
+       --reason MPI_Barrier:state-failed --failed MPI_Barrier -- $<TARGET_FILE:preload_errors> cachecomm-failure)
+
+# mpi4py from PyPI, built against the system Open MPI: only meaningful when this build uses Open MPI.
+find_program(CACHECOMM_PYTHON3 python3)
+if(CACHECOMM_PYTHON3 AND CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
+  execute_process(COMMAND ${CACHECOMM_PYTHON3} -c "import mpi4py, numpy" RESULT_VARIABLE mpi4py_missing
+                  OUTPUT_QUIET ERROR_QUIET)
+  if(mpi4py_missing EQUAL 0)
+    preload_case(preload_mpi4py RANKS 1 2 3 4 8
+      ARGS ${preload_served} -- ${CACHECOMM_PYTHON3} ${preload_dir}/preload_mpi4py.py)
+  else()
+    message(STATUS "mpi4py or numpy not importable by ${CACHECOMM_PYTHON3}: preload_mpi4py tests skipped")
+  endif()
+endif()
