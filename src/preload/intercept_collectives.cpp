@@ -31,6 +31,8 @@ struct route {
 
 route route_call(call_kind kind, MPI_Comm comm) {
   route r;
+  r.fast = preload::hot_comm(kind, comm);
+  if (r.fast != nullptr) return r;
   if (auto blocked = preload::globally_blocked(kind)) {
     r.why_not = *blocked;
     return r;
@@ -57,7 +59,7 @@ int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
     preload::stats().count(kind, outcome::cachecomm_error);
     return preload::report_failure(comm, call);
   }
-  preload::stats().count(kind, outcome::served);
+  preload::stats().count_served(kind);
   return MPI_SUCCESS;
 }
 
@@ -73,6 +75,9 @@ bool valid_root(MPI_Comm comm, int root) {
 extern "C" {
 
 int MPI_Barrier(MPI_Comm comm) {
+  if (cachecomm::comm* hot = preload::hot_comm(call_kind::barrier, comm)) {
+    return serve(call_kind::barrier, comm, "MPI_Barrier", [hot] { hot->barrier(); });
+  }
   if (preload::inside_cachecomm()) return PMPI_Barrier(comm);
   route r = route_call(call_kind::barrier, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;

@@ -69,10 +69,12 @@ runtime& rt() {
   return instance;
 }
 
-thread_local bool g_inside __attribute__((tls_model("initial-exec"))) = false;
-
 void drop_tracking(MPI_Comm comm) {
   runtime& r = rt();
+  if (g_hot.comm == comm) {
+    g_hot.comm = MPI_COMM_NULL;
+    g_hot.fast = nullptr;
+  }
   if (r.cached_comm == comm) {
     r.cached_comm = MPI_COMM_NULL;
     r.cached_state = nullptr;
@@ -154,10 +156,11 @@ comm_state* state_of(MPI_Comm comm) {
 
 }  // namespace
 
-bool inside_cachecomm() { return g_inside; }
+thread_local bool g_inside_cachecomm __attribute__((tls_model("initial-exec"))) = false;
+hot_path g_hot;
 
-cachecomm_scope::cachecomm_scope() : m_previous(g_inside) { g_inside = true; }
-cachecomm_scope::~cachecomm_scope() { g_inside = m_previous; }
+cachecomm_scope::cachecomm_scope() : m_previous(g_inside_cachecomm) { g_inside_cachecomm = true; }
+cachecomm_scope::~cachecomm_scope() { g_inside_cachecomm = m_previous; }
 
 call_stats& stats() { return rt().counters; }
 
@@ -183,6 +186,9 @@ void start(int provided_thread_level) {
     r.enabled = false;
   }
   r.started = true;
+  for (std::size_t kind = 0; kind < g_hot.armed.size(); ++kind) {
+    g_hot.armed[kind] = !globally_blocked(static_cast<call_kind>(kind)).has_value();
+  }
 }
 
 void stop() {
@@ -196,6 +202,7 @@ void stop() {
   if (r.summary) print_summary(r.counters, r.states_built, r.states_freed);
   PMPI_Comm_free_keyval(&r.keyval);
   r.started = false;
+  g_hot = hot_path{};
 }
 
 std::optional<outcome> globally_blocked(call_kind kind) {
@@ -221,7 +228,11 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code) {
     why_not = *state->unusable;
     return nullptr;
   }
-  if (state->fast) return state->fast.get();
+  if (state->fast) {
+    g_hot.comm = comm;
+    g_hot.fast = state->fast.get();
+    return state->fast.get();
+  }
   // Every rank makes the same collective calls on a communicator in the same order, so every rank
   // builds the state in the same call.
   if (++state->collective_calls <= rt().warmup) {
@@ -232,6 +243,8 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code) {
   try {
     state->fast = std::make_unique<cachecomm::comm>(comm, rt().settings);
     ++rt().states_built;
+    g_hot.comm = comm;
+    g_hot.fast = state->fast.get();
     return state->fast.get();
   } catch (...) {
     state->unusable = outcome::state_failed;

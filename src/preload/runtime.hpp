@@ -21,7 +21,25 @@ struct comm_state {
 };
 
 /// True while this thread runs cachecomm code: the MPI calls cachecomm makes go straight to PMPI.
-bool inside_cachecomm();
+extern thread_local bool g_inside_cachecomm __attribute__((tls_model("initial-exec")));
+inline bool inside_cachecomm() { return g_inside_cachecomm; }
+
+/// The hot path: the communicator cachecomm served last and its cachecomm communicator, and which
+/// calls may be served at all. Globals (not behind a function) because a served barrier costs
+/// ~150 ns and every indirection shows.
+struct hot_path {
+  MPI_Comm comm = MPI_COMM_NULL;
+  cachecomm::comm* fast = nullptr;
+  std::array<bool, static_cast<std::size_t>(call_kind::count_)> armed{};  ///< globally allowed
+};
+extern hot_path g_hot;
+
+/// The cachecomm communicator serving `comm` when it is the one served last, else null (then the
+/// caller takes the full route through `fast_comm`).
+inline cachecomm::comm* hot_comm(call_kind kind, MPI_Comm comm) {
+  if (!g_hot.armed[static_cast<std::size_t>(kind)] || g_hot.comm != comm || g_inside_cachecomm) return nullptr;
+  return g_hot.fast;
+}
 
 /// Sets the guard for its lifetime (nests).
 class cachecomm_scope {

@@ -62,3 +62,10 @@ if(CACHECOMM_PYTHON3 AND CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
     message(STATUS "mpi4py or numpy not importable by ${CACHECOMM_PYTHON3}: preload_mpi4py tests skipped")
   endif()
 endif()
+
+# The preload benchmark's job script, quick, at 2 ranks (a smoke test: no timing is asserted).
+add_test(NAME preload_bench_smoke.np2
+         COMMAND ${PROJECT_SOURCE_DIR}/bench/preload/run_preload_bench.sh --quick --np 2 --build ${PROJECT_BINARY_DIR}
+                 --mpirun ${MPIEXEC_EXECUTABLE} --json ${CMAKE_CURRENT_BINARY_DIR}/preload_bench_smoke.json)
+set_tests_properties(preload_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np2"
+  ENVIRONMENT "CACHECOMM_TIMEOUT=60")
