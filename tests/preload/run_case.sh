@@ -9,9 +9,11 @@
 #   --failed CALL            the summary must show CALL failed inside cachecomm at least once
 #   --preload-only VAR=VALUE run only with the preload library, with VAR set (repeatable) ...
 #   --expect TEXT            ... and require TEXT in its standard output
+#   --linked                 PROGRAM links the library itself (no LD_PRELOAD): the baseline run
+#                            switches it off with CACHECOMM_PRELOAD=0 and must serve nothing
 set -euo pipefail
 
-mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=""
+mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=""; linked=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpirun) mpirun="$2"; shift 2 ;;
@@ -24,6 +26,7 @@ while [[ $# -gt 0 ]]; do
     --failed) failed+=("$2"); shift 2 ;;
     --preload-only) preload_only+=("$2"); shift 2 ;;
     --expect) expect="$2"; shift 2 ;;
+    --linked) linked=1; shift ;;
     --) shift; break ;;
     *) echo "run_case.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -50,15 +53,24 @@ if [[ ${#preload_only[@]} -gt 0 ]]; then
     echo "FAIL: expected '$expect' in the output" >&2; exit 1
   fi
 else
-  run plain CACHECOMM_PRELOAD_SUMMARY=1
-  run preload LD_PRELOAD="$lib" CACHECOMM_PRELOAD_SUMMARY=1
+  if [[ $linked -eq 1 ]]; then
+    run plain CACHECOMM_PRELOAD_SUMMARY=1 CACHECOMM_PRELOAD=0
+    run preload CACHECOMM_PRELOAD_SUMMARY=1
+    if awk '$2 == "served" && $3 > 0 {found = 1} END {exit !found}' "$work/plain.err"; then
+      echo "FAIL: CACHECOMM_PRELOAD=0 still served calls" >&2; cat "$work/plain.err" >&2; exit 1
+    fi
+    grep -qE "disabled [0-9]+" "$work/plain.err" || { echo "FAIL: CACHECOMM_PRELOAD=0 not in the summary" >&2; exit 1; }
+  else
+    run plain CACHECOMM_PRELOAD_SUMMARY=1
+    run preload LD_PRELOAD="$lib" CACHECOMM_PRELOAD_SUMMARY=1
+  fi
   cat "$work/preload.err"
   if ! diff "$work/plain.out" "$work/preload.out" >"$work/diff"; then
     echo "FAIL: output differs with the preload library (< plain MPI, > preloaded)" >&2
     cat "$work/diff" >&2; exit 1
   fi
   echo "outputs identical ($(wc -l <"$work/plain.out") lines)"
-  if grep -q "cachecomm preload summary" "$work/plain.err"; then
+  if [[ $linked -eq 0 ]] && grep -q "cachecomm preload summary" "$work/plain.err"; then
     echo "FAIL: the plain run printed a preload summary" >&2; exit 1
   fi
 fi

@@ -39,6 +39,11 @@ endfunction()
 
 preload_case(preload_collectives RANKS 1 2 3 4 8
   ARGS ${preload_served} -- $<TARGET_FILE:preload_collectives>)
+# The same program linked against the library instead of preloaded; CACHECOMM_PRELOAD=0 is the baseline.
+add_executable(preload_collectives_linked ${preload_dir}/preload_collectives.c)
+target_link_libraries(preload_collectives_linked PRIVATE cachecomm_mpi MPI::MPI_C)
+preload_case(preload_collectives_linked RANKS 2 3
+  ARGS --linked ${preload_served} -- $<TARGET_FILE:preload_collectives_linked>)
 preload_case(preload_passthrough RANKS 2 3 4 8
   ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)
 preload_case(preload_thread_multiple RANKS 2 4
