@@ -63,9 +63,28 @@ bool is_other_predefined_op(MPI_Op op) {
   return op == MPI_MAXLOC || op == MPI_MINLOC || op == MPI_REPLACE || op == MPI_NO_OP;
 }
 
+// The last handle that mapped, and its mapping. Only successes are kept: they are predefined
+// handles, which are never freed, so a handle cannot come back meaning something else.
+// (Mapping runs only at MPI_THREAD_FUNNELED or below: one thread.)
+template <typename Handle, typename Value>
+struct last_mapping {
+  Handle handle{};
+  Value value{};
+  bool valid = false;
+  const Value* find(Handle h) const { return valid && h == handle ? &value : nullptr; }
+  Value remember(Handle h, Value v) {
+    handle = h;
+    value = v;
+    valid = true;
+    return v;
+  }
+};
+
 }  // namespace
 
 std::optional<movable_type> as_movable(MPI_Datatype type, outcome& why_not) {
+  static last_mapping<MPI_Datatype, movable_type> last;
+  if (const movable_type* hit = last.find(type)) return *hit;
   if (type == MPI_DATATYPE_NULL) {
     why_not = outcome::invalid_argument;
     return std::nullopt;
@@ -86,28 +105,32 @@ std::optional<movable_type> as_movable(MPI_Datatype type, outcome& why_not) {
     why_not = outcome::derived_datatype;
     return std::nullopt;
   }
-  return movable_type{static_cast<std::size_t>(size)};
+  return last.remember(type, movable_type{static_cast<std::size_t>(size)});
 }
 
 std::optional<datatype> as_reducible(MPI_Datatype type, outcome& why_not) {
+  static last_mapping<MPI_Datatype, datatype> last;
+  if (const datatype* hit = last.find(type)) return *hit;
   if (type == MPI_DATATYPE_NULL) {
     why_not = outcome::invalid_argument;
     return std::nullopt;
   }
   for (const auto& [mpi_type, ours] : reducible_types()) {
-    if (mpi_type == type) return ours;
+    if (mpi_type == type) return last.remember(type, ours);
   }
   why_not = is_predefined(type) ? outcome::unmapped_datatype : outcome::derived_datatype;
   return std::nullopt;
 }
 
 std::optional<reduce_op> as_reduce_op(MPI_Op op, outcome& why_not) {
+  static last_mapping<MPI_Op, reduce_op> last;
+  if (const reduce_op* hit = last.find(op)) return *hit;
   if (op == MPI_OP_NULL) {
     why_not = outcome::invalid_argument;
     return std::nullopt;
   }
   for (const auto& [mpi_op, ours] : predefined_ops()) {
-    if (mpi_op == op) return ours;
+    if (mpi_op == op) return last.remember(op, ours);
   }
   why_not = is_other_predefined_op(op) ? outcome::unmapped_op : outcome::user_op;
   return std::nullopt;

@@ -11,9 +11,9 @@
 #include "preload/handle_mapping.hpp"
 #include "preload/runtime.hpp"
 
-#if __has_include("cachecomm/collectives.hpp")
+// Defined by src/preload/CMakeLists.txt when the collectives layer is part of the build.
+#ifdef CACHECOMM_PRELOAD_HAVE_COLLECTIVES
 #include "cachecomm/collectives.hpp"
-#define CACHECOMM_PRELOAD_HAVE_COLLECTIVES 1
 #endif
 
 namespace preload = cachecomm::detail::preload;
@@ -64,10 +64,7 @@ int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
 }
 
 #ifdef CACHECOMM_PRELOAD_HAVE_COLLECTIVES
-bool valid_root(MPI_Comm comm, int root) {
-  int size = 0;
-  return PMPI_Comm_size(comm, &size) == MPI_SUCCESS && root >= 0 && root < size;
-}
+bool valid_root(const cachecomm::comm& c, int root) { return root >= 0 && root < c.size(); }
 #endif
 
 }  // namespace
@@ -96,7 +93,7 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   outcome why = outcome::served;
   auto moved = preload::as_movable(datatype, why);
   if (!moved) return pass_through(call_kind::bcast, why, pass);
-  if (count < 0 || !valid_root(comm, root)) return pass_through(call_kind::bcast, outcome::invalid_argument, pass);
+  if (count < 0 || !valid_root(*r.fast, root)) return pass_through(call_kind::bcast, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::bcast, outcome::empty, pass);
   const std::size_t bytes = static_cast<std::size_t>(count) * moved->element_bytes;
   return serve(call_kind::bcast, comm, "MPI_Bcast",
@@ -116,7 +113,7 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   auto operation = preload::as_reduce_op(op, why);
   if (!operation) return pass_through(call_kind::reduce, why, pass);
   if (!cachecomm::supports(*type, *operation)) return pass_through(call_kind::reduce, outcome::unsupported_pair, pass);
-  if (count < 0 || !valid_root(comm, root)) return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
+  if (count < 0 || !valid_root(*r.fast, root)) return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::reduce, comm, "MPI_Reduce", [&] {
