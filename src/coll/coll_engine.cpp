@@ -25,11 +25,16 @@ const setting_declaration chunk_setting{
     "CACHECOMM_COLL_CHUNK", "131072",
     "Pipeline chunk of large broadcasts and bytes per step of large reductions (when oversubscribed "
     "the whole region is used, to save scheduler rounds)."};
+const setting_declaration slots_setting{
+    "CACHECOMM_COLL_SLOTS", "0",
+    "Slots of 4 KiB per rank for small collectives, used round robin; a power of two (0: 8, or 32 when "
+    "oversubscribed)."};
 const setting_declaration single_copy_setting{
     "CACHECOMM_SINGLE_COPY", "1",
     "Allow single-copy broadcast through cross-memory attach (process_vm_readv) when the kernel permits it."};
 
 constexpr std::size_t slot_stride = 4096;
+constexpr std::size_t small_slot_stride = 256;
 static_assert(coll_engine::slot_payload + coll_engine::slot_header_bytes == slot_stride);
 
 std::uint64_t& address_word(padded_flag& line) { return *reinterpret_cast<std::uint64_t*>(&line); }
@@ -74,13 +79,23 @@ coll_engine::coll_engine(comm_impl& impl) {
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t done = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t address = layout.reserve(slot_array<padded_flag>::bytes_for(size));
-  const std::size_t slots = layout.reserve(2 * size * slot_stride, 4096);
+  const long long ring = settings.get_int("CACHECOMM_COLL_SLOTS");
+  // A power of two, so that slot numbers stay in order when the 32-bit step counter wraps.
+  if (ring != 0 && (ring < 2 || ring > 1024 || (ring & (ring - 1)) != 0)) {
+    throw invalid_argument("cachecomm: CACHECOMM_COLL_SLOTS must be 0 (auto) or a power of two from 2 to 1024, got " +
+                           std::to_string(ring));
+  }
+  m_slot_ring = ring != 0 ? static_cast<std::uint32_t>(ring) : (m_oversubscribed ? 32U : 8U);
+  m_small_slot_ring = m_oversubscribed ? 256U : 64U;
+  const std::size_t slots = layout.reserve(m_slot_ring * size * slot_stride, 4096);
+  const std::size_t small_slots = layout.reserve(m_small_slot_ring * size * small_slot_stride, 4096);
   const std::size_t data = layout.reserve(2 * m_tuning.region_bytes, 4096);
   m_segment = shm_segment(impl.node(), layout.size());
   m_posted = slot_array<padded_flag>(m_segment.bytes_at(posted, size * cache_line_size), size);
   m_done = slot_array<padded_flag>(m_segment.bytes_at(done, size * cache_line_size), size);
   m_address = slot_array<padded_flag>(m_segment.bytes_at(address, size * cache_line_size), size);
-  m_slots = m_segment.bytes_at(slots, 2 * size * slot_stride);
+  m_slots = m_segment.bytes_at(slots, m_slot_ring * size * slot_stride);
+  m_small_slots = m_segment.bytes_at(small_slots, m_small_slot_ring * size * small_slot_stride);
   m_region = m_segment.bytes_at(data, 2 * m_tuning.region_bytes);
   m_inputs.resize(size);
 
@@ -148,14 +163,22 @@ void coll_engine::ensure_free(std::uint32_t step, std::uint32_t depth) {
 
 void coll_engine::finish_step(std::uint32_t step) { m_wait->publish(m_done[static_cast<std::size_t>(m_rank)].value, step); }
 
-std::byte* coll_engine::slot(int rank, std::uint32_t step) const {
-  return m_slots + ((step & 1U) * static_cast<std::size_t>(m_size) + static_cast<std::size_t>(rank)) * slot_stride;
+std::byte* coll_engine::slot(int rank, std::uint32_t step, std::size_t bytes) const {
+  if (bytes <= small_slot_payload) {
+    return m_small_slots + ((step % m_small_slot_ring) * static_cast<std::size_t>(m_size) + static_cast<std::size_t>(rank)) *
+                               small_slot_stride;
+  }
+  return m_slots + ((step % m_slot_ring) * static_cast<std::size_t>(m_size) + static_cast<std::size_t>(rank)) * slot_stride;
 }
 
-void coll_engine::post_slot(std::uint32_t step) { m_wait->publish(slot_sequence(m_rank, step), step); }
+void coll_engine::post_slot(std::uint32_t step, std::size_t bytes) {
+  m_wait->publish(slot_sequence(m_rank, step, bytes), step);
+  // Ask for ownership of the next slot's first line now, so the next post does not stall on it.
+  __builtin_prefetch(slot(m_rank, step + 1, bytes), 1, 3);
+}
 
-void coll_engine::wait_slot(int rank, std::uint32_t step, const char* what) {
-  m_wait->wait_reach(slot_sequence(rank, step), step, rank, what);
+void coll_engine::wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what) {
+  m_wait->wait_reach(slot_sequence(rank, step, bytes), step, rank, what);
 }
 
 void coll_engine::post_region(std::uint32_t step) { m_wait->publish(m_posted[static_cast<std::size_t>(m_rank)].value, step); }
@@ -194,12 +217,12 @@ void coll_engine::broadcast_slots(void* buffer, std::size_t bytes, int root) {
     const std::size_t n = std::min(slot_payload, bytes - offset);
     const std::uint32_t step = begin_step();
     if (m_rank == root) {
-      ensure_free(step, 2);
-      std::memcpy(slot_data(m_rank, step), data + offset, n);
-      post_slot(step);
+      ensure_free(step, slot_depth(n));
+      std::memcpy(slot_data(m_rank, step, n), data + offset, n);
+      post_slot(step, n);
     } else {
-      wait_slot(root, step, "broadcast (root's slot)");
-      std::memcpy(data + offset, slot_data(root, step), n);
+      wait_slot(root, step, n, "broadcast (root's slot)");
+      std::memcpy(data + offset, slot_data(root, step, n), n);
     }
     finish_step(step);
   }
@@ -218,17 +241,17 @@ void coll_engine::broadcast_tree(void* buffer, std::size_t bytes, int root) {
     const std::size_t n = std::min(slot_payload, bytes - offset);
     const std::uint32_t step = begin_step();
     if (parent < 0) {
-      ensure_free(step, 2);
-      std::memcpy(slot_data(m_rank, step), data + offset, n);
-      post_slot(step);
+      ensure_free(step, slot_depth(n));
+      std::memcpy(slot_data(m_rank, step, n), data + offset, n);
+      post_slot(step, n);
     } else {
-      wait_slot(parent, step, "broadcast (parent's slot in the tree)");
+      wait_slot(parent, step, n, "broadcast (parent's slot in the tree)");
       if (has_children) {
-        ensure_free(step, 2);
-        std::memcpy(slot_data(m_rank, step), slot_data(parent, step), n);
-        post_slot(step);
+        ensure_free(step, slot_depth(n));
+        std::memcpy(slot_data(m_rank, step, n), slot_data(parent, step, n), n);
+        post_slot(step, n);
       }
-      std::memcpy(data + offset, slot_data(parent, step), n);
+      std::memcpy(data + offset, slot_data(parent, step, n), n);
     }
     finish_step(step);
   }
@@ -312,20 +335,20 @@ void coll_engine::reduce(const void* input, void* output, std::size_t count, dat
 void coll_engine::reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
                                int root) {
   const std::size_t element = size_of(type);
-  const std::size_t per_slot = slot_payload / element;
+  const std::size_t per_slot = count * element <= slot_payload ? count : slot_payload / element;
   const bool receiver = root < 0 || root == m_rank;
   const auto* in = static_cast<const std::byte*>(input);
   auto* out = static_cast<std::byte*>(output);
   for (std::size_t first = 0; first < count; first += per_slot) {
     const std::size_t n = std::min(per_slot, count - first);
     const std::uint32_t step = begin_step();
-    ensure_free(step, 2);
-    std::memcpy(slot_data(m_rank, step), in + first * element, n * element);
-    post_slot(step);
+    ensure_free(step, slot_depth(n * element));
+    std::memcpy(slot_data(m_rank, step, n * element), in + first * element, n * element);
+    post_slot(step, n * element);
     if (receiver) {
       for (int rank = 0; rank < m_size; ++rank) {
-        if (rank != m_rank) wait_slot(rank, step, "reduce (a rank's slot)");
-        m_inputs[static_cast<std::size_t>(rank)] = slot_data(rank, step);
+        if (rank != m_rank) wait_slot(rank, step, n * element, "reduce (a rank's slot)");
+        m_inputs[static_cast<std::size_t>(rank)] = slot_data(rank, step, n * element);
       }
       reduce_ordered(m_inputs.data(), m_size, out + first * element, nullptr, n, type, op);
     }
@@ -422,10 +445,10 @@ void coll_engine::allgather(const void* input, void* output, std::size_t block_b
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
-    ensure_free(step, 2);
+    ensure_free(step, use_slots ? slot_depth(n) : 2);
     if (use_slots) {
-      std::memcpy(slot_data(m_rank, step), in + offset, n);
-      post_slot(step);
+      std::memcpy(slot_data(m_rank, step, n), in + offset, n);
+      post_slot(step, n);
     } else {
       std::memcpy(region(step) + me * chunk, in + offset, n);
       post_region(step);
@@ -434,8 +457,8 @@ void coll_engine::allgather(const void* input, void* output, std::size_t block_b
       const std::size_t rank = (me + distance) % size;
       const std::byte* source = nullptr;
       if (use_slots) {
-        wait_slot(static_cast<int>(rank), step, "allgather (a rank's slot)");
-        source = slot_data(static_cast<int>(rank), step);
+        wait_slot(static_cast<int>(rank), step, n, "allgather (a rank's slot)");
+        source = slot_data(static_cast<int>(rank), step, n);
       } else {
         wait_region(static_cast<int>(rank), step, "allgather (a rank's block)");
         source = region(step) + rank * chunk;

@@ -1,9 +1,9 @@
 // Node-local data collectives over one shared-memory segment per communicator and node.
 //
 // Every call is a sequence of numbered steps that all node ranks take in the same order. In step k
-// a rank writes only buffers of parity k % 2 (its slot, or one half of the data region), and before
-// writing it waits until every rank has finished step k - depth (depth 2: double buffering; 1: the
-// seed's single buffer). Writers announce step k with a sequence number (in the slot's first line,
+// a rank writes only its slot number k % 8 or the half k % 2 of the data region, and before writing
+// it waits until every rank has finished step k - depth (8 for slots; 2 for the region: double
+// buffering; 1: the seed's single buffer). Writers announce step k with a sequence number (in the slot's first line,
 // or in their `posted` line); readers announce that they are finished with `done` = k. Sequence
 // numbers only grow, so nothing is ever reset.
 #pragma once
@@ -46,6 +46,12 @@ class coll_engine {
   /// the line holding the slot's sequence number, so a small message costs one line transfer.
   static constexpr std::size_t slot_header_bytes = 16;
   static constexpr std::size_t slot_payload = 4096 - slot_header_bytes;
+  /// Slots per rank, used round robin: a writer checks its readers only every few steps, and a
+  /// root may run that many small broadcasts ahead of its readers (more when oversubscribed,
+  /// where readers run in bursts when the scheduler gets to them).
+  [[nodiscard]] std::uint32_t slot_ring() const { return m_slot_ring; }
+  /// Messages up to this size use the small slots (256 bytes each, a deeper ring of them).
+  static constexpr std::size_t small_slot_payload = 256 - slot_header_bytes;
 
   [[nodiscard]] bool single_copy_available() const { return m_cma; }
   [[nodiscard]] const coll_tuning& tuning() const { return m_tuning; }
@@ -72,16 +78,22 @@ class coll_engine {
   std::uint32_t begin_step();
   void ensure_free(std::uint32_t step, std::uint32_t depth);
   void finish_step(std::uint32_t step);
-  [[nodiscard]] std::byte* slot(int rank, std::uint32_t step) const;
-  [[nodiscard]] std::byte* slot_data(int rank, std::uint32_t step) const { return slot(rank, step) + slot_header_bytes; }
-  [[nodiscard]] std::atomic<std::uint32_t>& slot_sequence(int rank, std::uint32_t step) const {
-    return reinterpret_cast<slot_header*>(slot(rank, step))->sequence;
+  // Slots come in two sizes: `bytes` (the same on every rank in a step) picks which.
+  [[nodiscard]] std::byte* slot(int rank, std::uint32_t step, std::size_t bytes) const;
+  [[nodiscard]] std::uint32_t slot_depth(std::size_t bytes) const {
+    return bytes <= small_slot_payload ? m_small_slot_ring : m_slot_ring;
+  }
+  [[nodiscard]] std::byte* slot_data(int rank, std::uint32_t step, std::size_t bytes) const {
+    return slot(rank, step, bytes) + slot_header_bytes;
+  }
+  [[nodiscard]] std::atomic<std::uint32_t>& slot_sequence(int rank, std::uint32_t step, std::size_t bytes) const {
+    return reinterpret_cast<slot_header*>(slot(rank, step, bytes))->sequence;
   }
   [[nodiscard]] std::byte* region(std::uint32_t step) const {
     return m_region + (step & 1U) * m_tuning.region_bytes;
   }
-  void post_slot(std::uint32_t step);
-  void wait_slot(int rank, std::uint32_t step, const char* what);
+  void post_slot(std::uint32_t step, std::size_t bytes);
+  void wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what);
   void post_region(std::uint32_t step);
   void wait_region(int rank, std::uint32_t step, const char* what);
 
@@ -103,12 +115,15 @@ class coll_engine {
   slot_array<padded_flag> m_posted;
   slot_array<padded_flag> m_done;
   slot_array<padded_flag> m_address;  // single copy: the root's buffer address (64 bits over two words)
-  std::byte* m_slots = nullptr;       // [parity][rank] slots of 4096 bytes: header line + payload
+  std::byte* m_slots = nullptr;       // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
   std::byte* m_region = nullptr;      // two halves of region_bytes
   std::vector<pid_t> m_pids;
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
   std::vector<int> m_node_of_rank;
   std::vector<int> m_node_rank_of_rank;
+  std::uint32_t m_slot_ring = 8;
+  std::uint32_t m_small_slot_ring = 64;
+  std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes
   std::uint32_t m_step = 0;
   std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
 };

@@ -116,7 +116,8 @@ std::string local_problem(comm& c, const call_signature& call, const void* send,
     return std::string("cachecomm: ") + what + ": unknown datatype value " + std::to_string(type_value);
   }
   const std::size_t element = size_of(call.type);
-  if (call.count > SIZE_MAX / element / static_cast<std::size_t>(c.size())) {
+  std::size_t total_bytes = 0;
+  if (__builtin_mul_overflow(call.count, element * static_cast<std::size_t>(c.size()), &total_bytes)) {
     return std::string("cachecomm: ") + what + ": count " + std::to_string(call.count) + " overflows the byte size";
   }
   if (call.kind == operation_kind::broadcast || call.kind == operation_kind::reduce) {
@@ -207,7 +208,7 @@ void check_call(comm& c, detail::coll_engine& engine, const call_signature& call
 
 detail::coll_engine& engine_of(comm& c) { return detail::coll_engine::of(c.impl()); }
 
-std::pair<broadcast_algorithm, std::string> choose_broadcast(const detail::coll_engine& engine, std::size_t bytes) {
+std::pair<broadcast_algorithm, const char*> choose_broadcast(const detail::coll_engine& engine, std::size_t bytes) {
   if (engine.tuning().broadcast != broadcast_algorithm::automatic) {
     return {engine.tuning().broadcast, "set by CACHECOMM_BCAST"};
   }
@@ -226,9 +227,9 @@ std::pair<broadcast_algorithm, std::string> choose_broadcast(const detail::coll_
                                          : "large message, cross-memory attach refused: pipelined through two shared buffers"};
 }
 
-std::pair<reduce_algorithm, std::string> choose_reduce(const detail::coll_engine& engine, std::size_t bytes,
+std::pair<reduce_algorithm, const char*> choose_reduce(const detail::coll_engine& engine, std::size_t bytes,
                                                        reduce_algorithm requested, const char* setting) {
-  if (requested != reduce_algorithm::automatic) return {requested, std::string("set by ") + setting};
+  if (requested != reduce_algorithm::automatic) return {requested, setting};
   if (bytes <= detail::coll_engine::slot_payload || engine.node_size() == 1) {
     return {reduce_algorithm::slots, "small message: one slot per rank, the reducer reads them in rank order"};
   }
@@ -236,7 +237,7 @@ std::pair<reduce_algorithm, std::string> choose_reduce(const detail::coll_engine
           "large message: each rank reduces one slice of every input (pipelined), then the slices are gathered"};
 }
 
-std::pair<allgather_algorithm, std::string> choose_allgather(const detail::coll_engine& engine) {
+std::pair<allgather_algorithm, const char*> choose_allgather(const detail::coll_engine& engine) {
   if (engine.tuning().allgather != allgather_algorithm::automatic) {
     return {engine.tuning().allgather, "set by CACHECOMM_ALLGATHER"};
   }
@@ -310,12 +311,12 @@ algorithm_choice explain_broadcast(comm& c, std::size_t bytes) {
 }
 algorithm_choice explain_reduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().reduce, "CACHECOMM_REDUCE");
+  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE");
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().allreduce, "CACHECOMM_ALLREDUCE");
+  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE");
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allgather(comm& c, std::size_t) {
@@ -362,7 +363,7 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic) {
-    algorithm = choose_reduce(engine, bytes, engine.tuning().reduce, "CACHECOMM_REDUCE").first;
+    algorithm = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE").first;
   }
   auto& impl = c.impl();
   if (impl.single_node()) {
@@ -411,7 +412,7 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic) {
-    algorithm = choose_reduce(engine, bytes, engine.tuning().allreduce, "CACHECOMM_ALLREDUCE").first;
+    algorithm = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE").first;
   }
   auto& impl = c.impl();
   if (impl.single_node()) {
