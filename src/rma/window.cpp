@@ -498,6 +498,7 @@ bool window_impl::test() {
   if (!m_exposure_open) {
     throw usage_error("cachecomm: window test() by rank " + std::to_string(m_rank) + " with no matching post()");
   }
+  if (m_multi_node) drive_mpi_progress();  // a caller looping on test() must not starve MPI accumulates
   if (!local_completions_done()) return false;
   if (!m_remote_completions.empty()) {
     int done = 0;
