@@ -2,9 +2,11 @@
 #pragma once
 
 #include "cachecomm/barrier.hpp"
+#include "cachecomm/collectives.hpp"
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
 #include "cachecomm/datatype.hpp"
 #include "cachecomm/error.hpp"
 #include "cachecomm/version.hpp"
 #include "cachecomm/wait_policy.hpp"
+#include "cachecomm/window.hpp"
