@@ -15,6 +15,13 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::reduce: return "MPI_Reduce";
     case call_kind::allreduce: return "MPI_Allreduce";
     case call_kind::allgather: return "MPI_Allgather";
+    case call_kind::win_allocate: return "MPI_Win_allocate";
+    case call_kind::win_fence: return "MPI_Win_fence";
+    case call_kind::win_pscw: return "MPI_Win_post/start/complete/wait";
+    case call_kind::win_put: return "MPI_Put";
+    case call_kind::win_get: return "MPI_Get";
+    case call_kind::win_accumulate: return "MPI_Accumulate";
+    case call_kind::win_free: return "MPI_Win_free";
     case call_kind::comm_dup: return "MPI_Comm_dup";
     case call_kind::comm_split: return "MPI_Comm_split";
     case call_kind::comm_split_type: return "MPI_Comm_split_type";
@@ -43,6 +50,11 @@ std::string_view to_string(outcome reason) {
     case outcome::state_failed: return "state-failed";
     case outcome::cachecomm_error: return "cachecomm-error";
     case outcome::communicator_management: return "communicator-management";
+    case outcome::mpi_window: return "mpi-window";
+    case outcome::outside_epoch: return "outside-epoch";
+    case outcome::packed_through_mpi: return "done-by-mpi-under-lock";
+    case outcome::multi_node: return "multi-node";
+    case outcome::no_mpi_window: return "no-mpi-window";
     case outcome::count_: break;
   }
   return "?";
@@ -78,8 +90,8 @@ void print_summary(const call_stats& stats, long long states_built, long long st
                  std::to_string(row[reason]);
     }
     if (row[0] == 0 && passed == 0 && failed == 0) continue;
-    char line[96];
-    std::snprintf(line, sizeof line, "  %-20s served %8lld  passed %8lld", std::string(mpi_name(static_cast<call_kind>(kind))).c_str(),
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-32s served %8lld  passed %8lld", std::string(mpi_name(static_cast<call_kind>(kind))).c_str(),
                   row[0], passed);
     text += line;
     if (failed != 0) text += "  failed " + std::to_string(failed);

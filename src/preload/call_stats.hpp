@@ -8,6 +8,7 @@ namespace cachecomm::detail::preload {
 
 enum class call_kind {
   barrier, bcast, reduce, allreduce, allgather,
+  win_allocate, win_fence, win_pscw, win_put, win_get, win_accumulate, win_free,
   comm_dup, comm_split, comm_split_type, comm_create, comm_free,
   count_
 };
@@ -30,6 +31,11 @@ enum class outcome {
   state_failed,        ///< cachecomm could not set up this communicator (reported once)
   cachecomm_error,     ///< served, but cachecomm failed: reported through the error handler
   communicator_management,  ///< always MPI's; the new communicator gets cachecomm state lazily
+  mpi_window,          ///< the window is MPI's (not allocated through cachecomm)
+  outside_epoch,       ///< no fence or PSCW epoch open: a passive-target (lock) access, or an error
+  packed_through_mpi,  ///< cachecomm window, but a derived type or an unmapped operation: done by MPI under a lock
+  multi_node,          ///< the communicator spans nodes: windows stay MPI's
+  no_mpi_window,       ///< MPI cannot create a window over cachecomm's memory (Open MPI at one rank)
   count_
 };
 

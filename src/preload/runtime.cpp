@@ -25,6 +25,10 @@ const detail::setting_declaration allreduce_setting{
     "CACHECOMM_PRELOAD_ALLREDUCE", "1", "Preload library: serve MPI_Allreduce with cachecomm (0: pass it through)."};
 const detail::setting_declaration allgather_setting{
     "CACHECOMM_PRELOAD_ALLGATHER", "1", "Preload library: serve MPI_Allgather with cachecomm (0: pass it through)."};
+const detail::setting_declaration windows_setting{
+    "CACHECOMM_PRELOAD_WINDOWS", "1",
+    "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with cachecomm "
+    "(0: pass them through)."};
 const detail::setting_declaration warmup_setting{
     "CACHECOMM_PRELOAD_WARMUP", "3",
     "Preload library: collective calls a communicator makes through MPI before cachecomm state is built "
@@ -42,6 +46,7 @@ const char* switch_of(call_kind kind) {
     case call_kind::reduce: return "CACHECOMM_PRELOAD_REDUCE";
     case call_kind::allreduce: return "CACHECOMM_PRELOAD_ALLREDUCE";
     case call_kind::allgather: return "CACHECOMM_PRELOAD_ALLGATHER";
+    case call_kind::win_allocate: return "CACHECOMM_PRELOAD_WINDOWS";
     default: return nullptr;
   }
 }
@@ -58,6 +63,7 @@ struct runtime {
   call_stats counters;
   long long states_built = 0;
   long long states_freed = 0;
+  void (*window_cleanup)() = nullptr;
   std::vector<MPI_Comm> tracked;  ///< communicators carrying a state, for the clean-up at finalize
   // One-entry lookup cache: the communicator used last and its state.
   MPI_Comm cached_comm = MPI_COMM_NULL;
@@ -194,6 +200,7 @@ void start(int provided_thread_level) {
 void stop() {
   runtime& r = rt();
   if (!r.started) return;
+  if (r.window_cleanup != nullptr) r.window_cleanup();
   // Free the states while MPI still works; user communicators that were never freed included.
   while (!r.tracked.empty()) {
     MPI_Comm comm = r.tracked.back();
@@ -213,7 +220,14 @@ std::optional<outcome> globally_blocked(call_kind kind) {
   return std::nullopt;
 }
 
-cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code) {
+void set_window_cleanup(void (*cleanup)()) { rt().window_cleanup = cleanup; }
+
+std::shared_ptr<cachecomm::comm> shared_fast_comm(MPI_Comm comm) {
+  comm_state* state = state_of(comm);
+  return state != nullptr ? state->fast : nullptr;
+}
+
+cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, bool skip_warmup) {
   error_code = MPI_SUCCESS;
   if (comm == MPI_COMM_NULL) {
     why_not = outcome::invalid_argument;
@@ -235,13 +249,13 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code) {
   }
   // Every rank makes the same collective calls on a communicator in the same order, so every rank
   // builds the state in the same call.
-  if (++state->collective_calls <= rt().warmup) {
+  if (++state->collective_calls <= rt().warmup && !skip_warmup) {
     why_not = outcome::warming_up;
     return nullptr;
   }
   cachecomm_scope scope;
   try {
-    state->fast = std::make_unique<cachecomm::comm>(comm, rt().settings);
+    state->fast = std::make_shared<cachecomm::comm>(comm, rt().settings);
     ++rt().states_built;
     g_hot.comm = comm;
     g_hot.fast = state->fast.get();
@@ -271,6 +285,22 @@ int report_failure(MPI_Comm comm, const char* call) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(stderr, "cachecomm preload: %s failed on world rank %d: %s\n", call, rank, message_of(failure).c_str());
   PMPI_Comm_call_errhandler(comm, error_class);
+  return error_class;
+}
+
+int report_window_failure(MPI_Win win, const char* call) {
+  std::exception_ptr failure = std::current_exception();
+  int error_class = error_class_of(failure);
+  try {
+    std::rethrow_exception(failure);
+  } catch (const cachecomm::usage_error&) {
+    error_class = MPI_ERR_RMA_SYNC;
+  } catch (...) {
+  }
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "cachecomm preload: %s failed on world rank %d: %s\n", call, rank, message_of(failure).c_str());
+  PMPI_Win_call_errhandler(win, error_class);
   return error_class;
 }
 

@@ -16,7 +16,9 @@ namespace cachecomm::detail::preload {
 /// cachecomm state of one user communicator, cached on it as an attribute and deleted with it.
 struct comm_state {
   long long collective_calls = 0;       ///< intercepted collective calls so far (same on every rank)
-  std::unique_ptr<cachecomm::comm> fast;  ///< built after the warm-up calls
+  /// Built after the warm-up calls. Shared: a window made on the communicator keeps it alive (MPI
+  /// lets a program free a communicator while windows made from it live on).
+  std::shared_ptr<cachecomm::comm> fast;
   std::optional<outcome> unusable;      ///< why this communicator always passes through
 };
 
@@ -67,7 +69,13 @@ call_stats& stats();
 /// when cachecomm may serve the call. Otherwise returns null and sets `why_not`. When building the
 /// state fails, the error went through the communicator's error handler: `error_code` is set and the
 /// caller must return it.
-[[nodiscard]] cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code);
+/// `skip_warmup`: build the state in this call (window allocation: windows live long).
+[[nodiscard]] cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, bool skip_warmup = false);
+/// The shared owner of the state fast_comm returned for `comm` (null if none).
+[[nodiscard]] std::shared_ptr<cachecomm::comm> shared_fast_comm(MPI_Comm comm);
+
+/// Called by stop() before the communicator states are freed (windows use them).
+void set_window_cleanup(void (*cleanup)());
 
 /// Deletes the cachecomm state of `comm` (before the communicator itself is freed).
 void forget(MPI_Comm comm);
@@ -75,5 +83,7 @@ void forget(MPI_Comm comm);
 /// Reports a failure of cachecomm the MPI way: message on stderr, then the communicator's error
 /// handler with the matching MPI error class. Returns the code the MPI call must return.
 int report_failure(MPI_Comm comm, const char* call);
+/// Same for a window: the window's error handler; epoch misuse maps to MPI_ERR_RMA_SYNC.
+int report_window_failure(MPI_Win win, const char* call);
 
 }  // namespace cachecomm::detail::preload

@@ -17,7 +17,8 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/include/cachecomm/collectives.hpp)
                              --reason MPI_Allreduce:unmapped-datatype --reason MPI_Bcast:intercommunicator)
 endif()
 
-foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors)
+foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
+                        preload_windows)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -46,6 +47,11 @@ preload_case(preload_collectives_linked RANKS 2 3
   ARGS --linked ${preload_served} -- $<TARGET_FILE:preload_collectives_linked>)
 preload_case(preload_passthrough RANKS 2 3 4 8
   ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)
+# At one rank Open MPI cannot create the MPI window over cachecomm's memory: the window stays MPI's.
+preload_case(preload_windows.single RANKS 1 ARGS -- $<TARGET_FILE:preload_windows>)
+preload_case(preload_windows RANKS 2 3 4 8
+  ARGS --served MPI_Win_allocate --served MPI_Win_fence --served MPI_Put --served MPI_Get --served MPI_Accumulate
+       --reason MPI_Put:done-by-mpi-under-lock --reason MPI_Put:outside-epoch -- $<TARGET_FILE:preload_windows>)
 preload_case(preload_thread_multiple RANKS 2 4
   ARGS --none-served --reason MPI_Barrier:thread-level -- $<TARGET_FILE:preload_thread_multiple>)
 preload_case(preload_errors RANKS 1 2 4 ARGS --served MPI_Barrier -- $<TARGET_FILE:preload_errors>)
