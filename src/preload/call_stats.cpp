@@ -55,6 +55,7 @@ std::string_view to_string(outcome reason) {
     case outcome::packed_through_mpi: return "done-by-mpi-under-lock";
     case outcome::multi_node: return "multi-node";
     case outcome::no_mpi_window: return "no-mpi-window";
+    case outcome::needs_mpi_progress: return "needs-mpi-progress";
     case outcome::count_: break;
   }
   return "?";

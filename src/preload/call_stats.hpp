@@ -35,6 +35,7 @@ enum class outcome {
   outside_epoch,       ///< no fence or PSCW epoch open: a passive-target (lock) access, or an error
   packed_through_mpi,  ///< cachecomm window, but a derived type or an unmapped operation: done by MPI under a lock
   multi_node,          ///< the communicator spans nodes: windows stay MPI's
+  needs_mpi_progress,  ///< MPICH: passive-target RMA needs the target inside MPI; windows stay MPI's
   no_mpi_window,       ///< MPI cannot create a window over cachecomm's memory (Open MPI at one rank)
   count_
 };

@@ -132,6 +132,12 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     preload::stats().count(kind, *blocked);
     return pass();
   }
+#ifdef MPICH_VERSION
+  // MPICH (ch3, no progress thread) applies passive-target accesses only while the target is inside
+  // MPI; a target waiting in cachecomm's fence or PSCW would never let an origin's unlock finish.
+  preload::stats().count(kind, outcome::needs_mpi_progress);
+  return pass();
+#endif
   if (size < 0 || disp_unit <= 0 || baseptr == nullptr || win == nullptr) {
     preload::stats().count(kind, outcome::invalid_argument);
     return pass();

@@ -9,11 +9,12 @@
 #   --failed CALL            the summary must show CALL failed inside cachecomm at least once
 #   --preload-only VAR=VALUE run only with the preload library, with VAR set (repeatable) ...
 #   --expect TEXT            ... and require TEXT in its standard output
+#   --env VAR=VALUE          set VAR in both runs (repeatable)
 #   --linked                 PROGRAM links the library itself (no LD_PRELOAD): the baseline run
 #                            switches it off with CACHECOMM_PRELOAD=0 and must serve nothing
 set -euo pipefail
 
-mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=""; linked=0
+mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=""; linked=0; common_env=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpirun) mpirun="$2"; shift 2 ;;
@@ -27,6 +28,7 @@ while [[ $# -gt 0 ]]; do
     --preload-only) preload_only+=("$2"); shift 2 ;;
     --expect) expect="$2"; shift 2 ;;
     --linked) linked=1; shift ;;
+    --env) common_env+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "run_case.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -38,7 +40,7 @@ trap 'rm -rf "$work"' EXIT
 
 run() {  # run NAME ENV... : the program under mpirun with ENV set in every rank
   local name="$1"; shift
-  if ! timeout 180 "$mpirun" -n "$np" "${flags[@]}" env "$@" "${program[@]}" >"$work/$name.out" 2>"$work/$name.err"; then
+  if ! timeout 180 "$mpirun" -n "$np" "${flags[@]}" env "${common_env[@]}" "$@" "${program[@]}" >"$work/$name.out" 2>"$work/$name.err"; then
     echo "FAIL: run '$name' exited with an error" >&2
     cat "$work/$name.out" "$work/$name.err" >&2
     exit 1
