@@ -6,5 +6,8 @@
 #include "cachecomm/config.hpp"
 #include "cachecomm/datatype.hpp"
 #include "cachecomm/error.hpp"
+#include "cachecomm/grid.hpp"
+#include "cachecomm/grid_transport.hpp"
+#include "cachecomm/halo.hpp"
 #include "cachecomm/version.hpp"
 #include "cachecomm/wait_policy.hpp"

@@ -1,0 +1,330 @@
+// cachecomm-laplace: the seed's streaming Laplacian solver on a decomposed grid, with the
+// compute / communicate / synchronize breakdown, GLUP/s, bandwidth against STREAM triad measured in
+// the same run, and halo bandwidth; as a table and as JSON (shared/conventions/benchmarks.md).
+#include <mpi.h>
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+
+#include "cachecomm/comm.hpp"
+#include "cachecomm/grid.hpp"
+#include "cachecomm/halo.hpp"
+#include "common/report.hpp"
+#include "common/statistics.hpp"
+#include "common/stream.hpp"
+#include "solver.hpp"
+
+namespace {
+
+using namespace cachecomm;
+using bench::json;
+
+struct cli_options {
+  std::vector<long> size;        // global
+  std::vector<long> local_size;  // per rank (alternative to size)
+  int dims = 2;
+  std::vector<int> ranks_per_dim;
+  int iterations = 100;
+  int ghost = 1;
+  std::string layout = "row-major";
+  std::string boundary_kind = "fixed";
+  std::string shape = "faces";
+  bool no_overlap = false;
+  std::vector<std::string> transports{"shm"};
+  int model_ranks = 2;
+  int threads = 0;
+  bool checked = false;
+  bool verify = false;
+  bool quick = false;
+  bool no_stream = false;
+  long stream_elements = 20'000'000;
+  std::string json_path;
+  double coefficient = 0.1;
+  std::uint64_t seed = 42;
+};
+
+// What one rank measured in one run, reduced to what the report needs.
+struct rank_figures {
+  std::vector<double> compute, communicate, synchronize, total;  // per-iteration seconds
+  double cells = 0, halo_bytes = 0, mismatches = 0;
+};
+
+grid_spec make_spec(const cli_options& options, int ranks) {
+  grid_spec spec;
+  spec.ghost_width = options.ghost;
+  spec.ranks_per_dim = options.ranks_per_dim;
+  spec.layout = options.layout == "tiled" ? grid_layout::tiled : grid_layout::row_major;
+  spec.shape = options.shape == "full" ? halo_shape::full : halo_shape::faces;
+  spec.checked = options.checked;
+  if (!options.local_size.empty()) {
+    std::vector<long> local = options.local_size;
+    if (local.size() == 1) local.assign(static_cast<std::size_t>(options.dims), local.front());
+    // Factorize the ranks as for a grid of equal subdomains, then scale the subdomain up.
+    grid_spec probe = spec;
+    probe.global_size.clear();
+    for (long cells : local) probe.global_size.push_back(cells * ranks);
+    probe.ghost_width = 1;
+    decomposition shape(probe, ranks);
+    const int first = grid_max_dims - static_cast<int>(local.size());
+    for (std::size_t d = 0; d < local.size(); ++d) {
+      spec.global_size.push_back(local[d] * shape.ranks_per_dim()[static_cast<std::size_t>(first) + d]);
+    }
+    if (spec.ranks_per_dim.empty()) {
+      for (std::size_t d = 0; d < local.size(); ++d) spec.ranks_per_dim.push_back(shape.ranks_per_dim()[static_cast<std::size_t>(first) + d]);
+    }
+  } else {
+    spec.global_size = options.size;
+    if (spec.global_size.size() == 1) spec.global_size.assign(static_cast<std::size_t>(options.dims), options.size.front());
+  }
+  spec.boundaries.assign(spec.global_size.size(), options.boundary_kind == "periodic" ? boundary::periodic : boundary::fixed);
+  return spec;
+}
+
+rank_figures run_one(grid_transport& transport, const grid_spec& spec, const cli_options& options) {
+  grid<double> g(transport, spec, 2);
+  halo_exchange exchange(g, {0});
+  laplace::run_options run;
+  run.iterations = options.iterations;
+  run.overlap = !options.no_overlap;
+  run.physics.coefficient = options.coefficient;
+  run.physics.seed = options.seed;
+  // One untimed iteration pair first (page faults, thread start-up), then the timed run from scratch.
+  laplace::run_options warm = run;
+  warm.iterations = std::min(2, options.iterations);
+  (void)laplace::solve(g, exchange, warm);
+  auto samples = laplace::solve(g, exchange, run);
+  rank_figures figures;
+  figures.compute = samples.compute;
+  figures.communicate = samples.communicate;
+  figures.synchronize = samples.synchronize;
+  figures.total = samples.total;
+  figures.cells = static_cast<double>(g.local_size()[0] * g.local_size()[1] * g.local_size()[2]);
+  figures.halo_bytes = static_cast<double>(exchange.bytes_per_exchange());
+  if (options.verify) {
+    auto reference = laplace::serial_reference(spec, run.physics, options.iterations);
+    auto result = laplace::compare_with_reference(g, 0, reference);
+    figures.mismatches = static_cast<double>(result.mismatches);
+    if (result.mismatches > 0) std::cerr << "verify: " << result.mismatches << " cells differ; first: " << result.first << "\n";
+  }
+  return figures;
+}
+
+double median_of(std::vector<double> values) { return bench::summarize(std::move(values)).median; }
+
+bench::summary microseconds(const std::vector<double>& seconds) {
+  std::vector<double> us(seconds);
+  for (auto& value : us) value *= 1e6;
+  return bench::summarize(us);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  int status = 0;
+  try {
+    cli_options options;
+    CLI::App app{"cachecomm-laplace: distributed streaming Laplacian (Jacobi) with a per-phase breakdown"};
+    app.add_option("--size", options.size, "global grid size, slowest dimension first (one value: same in every dimension)")
+        ->delimiter(',');
+    app.add_option("--local-size", options.local_size, "cells per rank instead of --size (one value or one per dimension)")
+        ->delimiter(',');
+    app.add_option("--dims", options.dims, "2 or 3 (when a size has a single value)")->check(CLI::IsMember({2, 3}));
+    app.add_option("--ranks-per-dim", options.ranks_per_dim, "decomposition (default: automatic)")->delimiter(',');
+    app.add_option("--iterations", options.iterations, "Jacobi iterations")->check(CLI::Range(1, 1 << 30));
+    app.add_option("--ghost", options.ghost, "ghost width");
+    app.add_option("--layout", options.layout, "field layout")->check(CLI::IsMember({"row-major", "tiled"}));
+    app.add_option("--boundary", options.boundary_kind, "fixed or periodic")->check(CLI::IsMember({"fixed", "periodic"}));
+    app.add_option("--shape", options.shape, "halo shape: faces or full (edges and corners too)")
+        ->check(CLI::IsMember({"faces", "full"}));
+    app.add_flag("--no-overlap", options.no_overlap, "exchange, then compute (default: interior while halos travel)");
+    app.add_option("--transport", options.transports, "shm, mpi (plain MPI point-to-point) or model; several run one after another")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"shm", "mpi", "model"}));
+    app.add_option("--model-ranks", options.model_ranks, "ranks (threads) of the model transport");
+    app.add_option("--threads", options.threads, "OpenMP threads per rank (default: cores / ranks)");
+    app.add_flag("--checked", options.checked, "checked halos: verify the origin of every halo value");
+    app.add_flag("--verify", options.verify, "compare the result bit for bit with a serial run");
+    app.add_flag("--quick", options.quick, "small grid and few iterations (smoke test)");
+    app.add_flag("--no-stream", options.no_stream, "skip the STREAM triad reference");
+    app.add_option("--stream-elements", options.stream_elements, "STREAM array length per rank");
+    app.add_option("--coefficient", options.coefficient, "c in X += c*Y");
+    app.add_option("--seed", options.seed, "seed of the initial values");
+    app.add_option("--json", options.json_path, "write the JSON report here");
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+      int code = world_rank == 0 ? app.exit(error) : (error.get_exit_code());
+      MPI_Finalize();
+      return code;
+    }
+    if (options.quick) {
+      if (options.size.empty() && options.local_size.empty()) options.local_size = {128};
+      options.iterations = std::min(options.iterations, 10);
+      options.stream_elements = std::min(options.stream_elements, 2'000'000L);
+    }
+    if (options.size.empty() && options.local_size.empty()) options.local_size = {1024};
+    if (options.threads <= 0) {
+      // Cores of this machine shared by the ranks on it.
+      MPI_Comm node = MPI_COMM_NULL;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+      int node_size = 1;
+      MPI_Comm_size(node, &node_size);
+      MPI_Comm_free(&node);
+      options.threads = std::max(1, omp_get_num_procs() / node_size);
+    }
+    omp_set_num_threads(options.threads);
+
+    comm communicator(MPI_COMM_WORLD);
+    bench::report report("laplace", MPI_COMM_WORLD);
+
+    // STREAM triad on the same cores, all ranks at once: the limit the compute phase is held to.
+    double triad_gbps = 0;
+    if (!options.no_stream) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      bench::stream_options stream;
+      stream.elements = static_cast<std::size_t>(options.stream_elements);
+      stream.threads = options.threads;
+      stream.repetitions = options.quick ? 3 : 10;
+      double mine = 0;
+      for (const auto& result : bench::run_stream(stream)) {
+        if (result.kernel == "triad") mine = result.best_gbps;
+      }
+      MPI_Allreduce(&mine, &triad_gbps, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      report.add({{"op", "stream-triad"}, {"impl", "stream"}, {"ranks", world_size}, {"threads_per_rank", options.threads},
+                  {"gbps", triad_gbps}});
+    }
+
+    long total_mismatches = 0;
+    std::vector<std::pair<std::string, double>> glups_by_transport;
+    for (const std::string& transport_name : options.transports) {
+      // Every rank's figures, concatenated: [compute..., communicate..., synchronize..., total..., cells, halo, mismatches].
+      std::vector<rank_figures> ranks;
+      int rank_count = world_size;
+      grid_spec spec;
+      if (transport_name == "model") {
+        if (world_size != 1) throw usage_error("--transport model runs its ranks as threads: start it as one MPI process");
+        rank_count = options.model_ranks;
+        spec = make_spec(options, rank_count);
+        ranks.resize(static_cast<std::size_t>(rank_count));
+        run_model_ranks(rank_count, [&](grid_transport& transport) {
+          omp_set_num_threads(1);  // the ranks are already the threads
+          ranks[static_cast<std::size_t>(transport.rank())] = run_one(transport, spec, options);
+        });
+      } else {
+        spec = make_spec(options, world_size);
+        auto transport = transport_name == "shm" ? make_shm_transport(communicator) : make_mpi_transport(communicator);
+        rank_figures mine = run_one(*transport, spec, options);
+        std::vector<double> flat;
+        for (auto* series : {&mine.compute, &mine.communicate, &mine.synchronize, &mine.total}) {
+          flat.insert(flat.end(), series->begin(), series->end());
+        }
+        flat.push_back(mine.cells);
+        flat.push_back(mine.halo_bytes);
+        flat.push_back(mine.mismatches);
+        auto all = transport->allgather(flat);
+        const std::size_t n = static_cast<std::size_t>(options.iterations);
+        for (int r = 0; r < world_size; ++r) {
+          const double* base = all.data() + static_cast<std::size_t>(r) * flat.size();
+          rank_figures figures;
+          figures.compute.assign(base, base + n);
+          figures.communicate.assign(base + n, base + 2 * n);
+          figures.synchronize.assign(base + 2 * n, base + 3 * n);
+          figures.total.assign(base + 3 * n, base + 4 * n);
+          figures.cells = base[4 * n];
+          figures.halo_bytes = base[4 * n + 1];
+          figures.mismatches = base[4 * n + 2];
+          ranks.push_back(std::move(figures));
+        }
+      }
+      const std::string impl = transport_name == "mpi" ? "mpi" : "cachecomm";
+      json common{{"op", "laplace"}, {"impl", impl}, {"transport", transport_name}, {"dims", spec.global_size.size()},
+                  {"global_size", spec.global_size}, {"ghost", spec.ghost_width}, {"layout", to_string(spec.layout)},
+                  {"overlap", !options.no_overlap}, {"checked", options.checked}, {"ranks", rank_count},
+                  {"iters", options.iterations}};
+      // Aggregate per iteration: the slowest rank's total sets the pace; phases are averaged over ranks.
+      std::vector<double> phase_sum[4];
+      double compute_gbps = 0, halo_gbps = 0, cells = 0, slowest_total = 0;
+      for (int r = 0; r < rank_count; ++r) {
+        const auto& figures = ranks[static_cast<std::size_t>(r)];
+        const std::vector<double>* series[4] = {&figures.compute, &figures.communicate, &figures.synchronize, &figures.total};
+        const char* names[4] = {"compute", "communicate", "synchronize", "total"};
+        for (int p = 0; p < 4; ++p) {
+          json row = common;
+          row["phase"] = names[p];
+          row["rank"] = r;
+          report.add(row, microseconds(*series[p]));
+          phase_sum[p].resize(series[p]->size(), 0.0);
+          for (std::size_t i = 0; i < series[p]->size(); ++i) phase_sum[p][i] += (*series[p])[i] / rank_count;
+        }
+        compute_gbps += figures.cells * laplace::bytes_per_update / median_of(figures.compute) / 1e9;
+        const double halo_time = median_of(figures.communicate) + median_of(figures.synchronize);
+        if (halo_time > 0) halo_gbps += figures.halo_bytes / halo_time / 1e9;
+        cells += figures.cells;
+        slowest_total = std::max(slowest_total, std::accumulate(figures.total.begin(), figures.total.end(), 0.0));
+        total_mismatches += static_cast<long>(figures.mismatches);
+      }
+      const char* names[4] = {"compute", "communicate", "synchronize", "total"};
+      for (int p = 0; p < 4; ++p) {
+        json row = common;
+        row["phase"] = names[p];
+        row["rank"] = "all";
+        report.add(row, microseconds(phase_sum[p]));
+      }
+      const double total_median = median_of(phase_sum[3]);
+      const double overhead = (median_of(phase_sum[1]) + median_of(phase_sum[2])) / total_median;
+      const double glups = cells * options.iterations / slowest_total / 1e9;
+      json summary = common;
+      summary["op"] = "laplace-summary";
+      summary["glups"] = glups;
+      summary["gbps"] = compute_gbps;
+      summary["bytes_per_update"] = laplace::bytes_per_update;
+      if (triad_gbps > 0) summary["fraction_of_limit"] = compute_gbps / triad_gbps;
+      summary["limit"] = "stream-triad";
+      summary["halo_gbps"] = halo_gbps;
+      summary["halo_bytes_per_rank"] = ranks.front().halo_bytes;
+      summary["comm_sync_fraction"] = overhead;
+      if (options.verify) summary["bit_identical"] = total_mismatches == 0;
+      report.add(summary);
+      glups_by_transport.emplace_back(transport_name, glups);
+    }
+    if (glups_by_transport.size() > 1) {
+      std::ostringstream note;
+      for (const auto& [name, glups] : glups_by_transport) {
+        note << name << " " << glups / glups_by_transport.front().second << "x  ";
+      }
+      report.note("GLUP/s relative to " + glups_by_transport.front().first + ": " + note.str());
+    }
+    if (report.oversubscribed()) report.note("ranks outnumber cores: timings include waiting for a core");
+    if (world_rank == 0) {
+      const auto& results = report.document()["results"];
+      json phases = json::array(), summaries = json::array();
+      for (const auto& row : results) {
+        if (row["op"] == "laplace") phases.push_back(row);
+        else summaries.push_back(row);
+      }
+      bench::print_table(phases, {"transport", "rank", "phase", "median_us", "p25_us", "p75_us"});
+      std::printf("\n");
+      bench::print_table(summaries, {"op", "transport", "ranks", "glups", "gbps", "fraction_of_limit", "halo_gbps",
+                                     "comm_sync_fraction", "bit_identical"});
+      for (const auto& note : report.document()["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
+      if (!options.json_path.empty()) report.write(options.json_path);
+    }
+    if (options.verify && total_mismatches > 0) status = 3;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "cachecomm-laplace (rank %d): %s\n", world_rank, error.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Finalize();
+  return status;
+}
