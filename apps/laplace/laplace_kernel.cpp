@@ -163,7 +163,9 @@ void relax_all(const grid<double>& g, int x, int y, double coefficient) {
 }
 
 std::vector<double> serial_reference(const grid_spec& spec, const problem& p, int iterations) {
-  const decomposition decomp(spec, 1);
+  grid_spec serial = spec;
+  serial.ranks_per_dim.clear();  // one rank holds everything
+  const decomposition decomp(serial, 1);
   const index3& size = decomp.global_size();
   const bool three_d = decomp.dims() == 3;
   index3 extent{};

@@ -210,6 +210,12 @@ class halo_engine {
     waited += now() - wait_begin;
     m_timing.synchronize_seconds += waited;
     m_timing.communicate_seconds += now() - begin - waited;
+    // Reported only now, so that every message of this exchange has been received first.
+    if (!m_mismatch.empty()) {
+      std::string message = std::move(m_mismatch);
+      m_mismatch.clear();
+      throw usage_error(message);
+    }
   }
 
   bool try_complete() {
@@ -322,7 +328,7 @@ class halo_engine {
 
   // Seed 6.2: the value in ghost cell (i, j, k) must come from the expected neighbour, from the
   // cell that periodic wrapping maps it to, be meant for this very cell, and be from this exchange.
-  void verify(const halo_transfer& receive, int field, const halo_origin& origin, long i, long j, long k) const {
+  void verify(const halo_transfer& receive, int field, const halo_origin& origin, long i, long j, long k) {
     const auto& decomp = m_grid->decomp();
     const index3 local{i, j, k};
     index3 cell{};
@@ -332,7 +338,7 @@ class halo_engine {
     for (int d = 0; d < grid_max_dims; ++d) {
       good = good && origin.source[d] == source[d] && origin.destination[d] == cell[d];
     }
-    if (good) return;
+    if (good || !m_mismatch.empty()) return;
     const int first = grid_max_dims - decomp.dims();
     auto coordinates = [&](auto&& values) {
       std::ostringstream text;
@@ -352,7 +358,7 @@ class halo_engine {
               << "; expected rank " << receive.peer << "'s cell " << coordinates(source) << " intended for "
               << coordinates(cell);
     }
-    throw usage_error(message.str());
+    m_mismatch = message.str();
   }
 
   grid_base* m_grid;
@@ -363,6 +369,7 @@ class halo_engine {
   std::uint32_t m_sequence = 0;
   std::size_t m_bytes_per_exchange = 0;
   halo_timing m_timing;
+  std::string m_mismatch;  // first checked-halo failure of the exchange in progress
   std::vector<std::vector<std::byte>> m_send_buffers, m_receive_buffers;
   std::vector<std::unique_ptr<message_request>> m_send_requests, m_receive_requests;
 };
