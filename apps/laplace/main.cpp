@@ -281,8 +281,9 @@ int main(int argc, char** argv) {
         row["rank"] = "all";
         report.add(row, microseconds(phase_sum[p]));
       }
-      const double total_median = median_of(phase_sum[3]);
-      const double overhead = (median_of(phase_sum[1]) + median_of(phase_sum[2])) / total_median;
+      // Share of the whole run (not of the median iteration): a stalled iteration counts in full.
+      auto sum_of = [](const std::vector<double>& values) { return std::accumulate(values.begin(), values.end(), 0.0); };
+      const double overhead = (sum_of(phase_sum[1]) + sum_of(phase_sum[2])) / sum_of(phase_sum[3]);
       const double glups = cells * options.iterations / slowest_total / 1e9;
       json summary = common;
       summary["op"] = "laplace-summary";

@@ -29,12 +29,14 @@ phase_samples solve(grid<double>& g, halo_exchange& exchange, const run_options&
       halos.wait();
       const double shell_begin = now();
       for (const box3& part : shell) compute_laplacian(g, x, y, part);
+      exchange.release_ghosts();  // neighbours may send the next halos while X is relaxed
       relax_all(g, x, y, options.physics.coefficient);
       compute += now() - shell_begin;
     } else {
       exchange.run();
       const double compute_begin = now();
       compute_laplacian(g, x, y, everything);
+      exchange.release_ghosts();
       relax_all(g, x, y, options.physics.coefficient);
       compute += now() - compute_begin;
     }

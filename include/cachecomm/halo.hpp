@@ -58,6 +58,9 @@ class halo_exchange {
   [[nodiscard]] halo_handle start();
   /// start() then wait().
   void run() { start().wait(); }
+  /// Declares the ghost cells of the current exchange read (e.g. after the boundary stencil), so
+  /// node neighbours may write the next exchange before this rank calls start() again.
+  void release_ghosts();
 
   [[nodiscard]] const halo_timing& last_timing() const;
   /// Halo bytes this rank sends per exchange.

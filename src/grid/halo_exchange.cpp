@@ -155,7 +155,8 @@ class halo_engine {
     ++m_sequence;
     auto& memory = m_grid->memory();
     // My ghost cells of the previous exchange are consumed: node neighbours may overwrite them.
-    if (m_shared) memory.publish(flag(0), m_sequence - 1);
+    if (m_shared && !m_released) memory.publish(flag(0), m_sequence - 1);
+    m_released = false;
     m_receive_requests.clear();
     m_send_requests.clear();
     auto& transport = m_grid->transport();
@@ -216,6 +217,12 @@ class halo_engine {
       m_mismatch.clear();
       throw usage_error(message);
     }
+  }
+
+  void release_ghosts() {
+    if (m_active) throw usage_error("cachecomm::halo_exchange: release_ghosts() before the exchange completed");
+    if (m_shared && !m_released) m_grid->memory().publish(flag(0), m_sequence);
+    m_released = true;
   }
 
   bool try_complete() {
@@ -366,6 +373,7 @@ class halo_engine {
   bool m_checked = false;
   bool m_shared = false;
   bool m_active = false;
+  bool m_released = false;  // ghosts of exchange m_sequence already declared consumed
   std::uint32_t m_sequence = 0;
   std::size_t m_bytes_per_exchange = 0;
   halo_timing m_timing;
@@ -387,6 +395,7 @@ halo_handle halo_exchange::start() {
 const halo_timing& halo_exchange::last_timing() const { return m_engine->timing(); }
 std::size_t halo_exchange::bytes_per_exchange() const { return m_engine->bytes_per_exchange(); }
 detail::halo_plan& halo_exchange::plan_for_testing() { return m_engine->plan(); }
+void halo_exchange::release_ghosts() { m_engine->release_ghosts(); }
 void halo_exchange::complete() { m_engine->complete(); }
 bool halo_exchange::try_complete() { return m_engine->try_complete(); }
 
