@@ -93,7 +93,8 @@ decomposition::decomposition(const grid_spec& spec, int ranks) : m_spec(spec), m
           }
           surface += face;
         }
-        if (surface < best - 1e-9) {
+        const bool tie = surface <= best + 1e-9 && surface >= best - 1e-9;
+        if (surface < best - 1e-9 || (tie && parts > m_ranks_per_dim)) {
           best = surface;
           m_ranks_per_dim = parts;
           found = true;

@@ -45,6 +45,8 @@ TEST(decomposition, automatic_and_explicit_factorization) {
   decomposition automatic(spec, 2);
   EXPECT_EQ(automatic.ranks_per_dim()[1] * automatic.ranks_per_dim()[2], 2);
   EXPECT_EQ(automatic.ranks_per_dim()[2], 2);  // cut the long dimension: smaller faces
+  grid_spec square = grid_testing::make_spec({8192, 8192}, 1, {}, grid_layout::row_major);
+  EXPECT_EQ(decomposition(square, 2).ranks_per_dim()[1], 2);  // a tie cuts the slowest dimension: contiguous faces
   spec.ranks_per_dim = {2, 1};
   decomposition given(spec, 2);
   EXPECT_EQ(given.ranks_per_dim()[1], 2);
