@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -86,29 +87,47 @@ grid_spec make_spec(const cli_options& options, int ranks) {
   return spec;
 }
 
-rank_figures run_one(grid_transport& transport, const grid_spec& spec, const cli_options& options) {
-  grid<double> g(transport, spec, 2);
-  halo_exchange exchange(g, {0});
+laplace::run_options make_run(const cli_options& options) {
   laplace::run_options run;
   run.iterations = options.iterations;
   run.overlap = !options.no_overlap;
   run.physics.coefficient = options.coefficient;
   run.physics.seed = options.seed;
-  // One untimed iteration pair first (page faults, thread start-up), then the timed run from scratch.
-  laplace::run_options warm = run;
-  warm.iterations = std::min(2, options.iterations);
-  (void)laplace::solve(g, exchange, warm);
-  auto samples = laplace::solve(g, exchange, run);
+  return run;
+}
+
+// One solver on one transport, kept alive so that runs over several transports can alternate.
+struct prepared_run {
+  std::unique_ptr<grid_transport> transport;
+  std::unique_ptr<grid<double>> g;
+  std::unique_ptr<halo_exchange> exchange;
+  std::unique_ptr<laplace::jacobi> solver;
+  laplace::phase_samples samples;
+};
+
+// Collective: builds the grid and the pattern, runs two untimed iterations (page faults, thread
+// start-up) and goes back to the initial X.
+void prepare(prepared_run& run, grid_transport& transport, const grid_spec& spec, const cli_options& options) {
+  run.g = std::make_unique<grid<double>>(transport, spec, 2);
+  run.exchange = std::make_unique<halo_exchange>(*run.g, std::vector<int>{0});
+  run.solver = std::make_unique<laplace::jacobi>(*run.g, *run.exchange, make_run(options));
+  laplace::phase_samples warm;
+  for (int i = 0; i < std::min(2, options.iterations); ++i) run.solver->step(warm);
+  run.solver->restart();
+}
+
+rank_figures finish(prepared_run& run, const grid_spec& spec, const cli_options& options) {
   rank_figures figures;
-  figures.compute = samples.compute;
-  figures.communicate = samples.communicate;
-  figures.synchronize = samples.synchronize;
-  figures.total = samples.total;
-  figures.cells = static_cast<double>(g.local_size()[0] * g.local_size()[1] * g.local_size()[2]);
-  figures.halo_bytes = static_cast<double>(exchange.bytes_per_exchange());
+  figures.compute = run.samples.compute;
+  figures.communicate = run.samples.communicate;
+  figures.synchronize = run.samples.synchronize;
+  figures.total = run.samples.total;
+  const auto& size = run.g->local_size();
+  figures.cells = static_cast<double>(size[0] * size[1] * size[2]);
+  figures.halo_bytes = static_cast<double>(run.exchange->bytes_per_exchange());
   if (options.verify) {
-    auto reference = laplace::serial_reference(spec, run.physics, options.iterations);
-    auto result = laplace::compare_with_reference(g, 0, reference);
+    auto reference = laplace::serial_reference(spec, make_run(options).physics, options.iterations);
+    auto result = laplace::compare_with_reference(*run.g, 0, reference);
     figures.mismatches = static_cast<double>(result.mismatches);
     if (result.mismatches > 0) std::cerr << "verify: " << result.mismatches << " cells differ; first: " << result.first << "\n";
   }
@@ -205,26 +224,28 @@ int main(int argc, char** argv) {
                   {"gbps", triad_gbps}});
     }
 
-    long total_mismatches = 0;
-    std::vector<std::pair<std::string, double>> glups_by_transport;
-    for (const std::string& transport_name : options.transports) {
-      // Every rank's figures, concatenated: [compute..., communicate..., synchronize..., total..., cells, halo, mismatches].
-      std::vector<rank_figures> ranks;
-      int rank_count = world_size;
-      grid_spec spec;
-      if (transport_name == "model") {
-        if (world_size != 1) throw usage_error("--transport model runs its ranks as threads: start it as one MPI process");
-        rank_count = options.model_ranks;
-        spec = make_spec(options, rank_count);
-        ranks.resize(static_cast<std::size_t>(rank_count));
-        run_model_ranks(rank_count, [&](grid_transport& transport) {
-          omp_set_num_threads(1);  // the ranks are already the threads
-          ranks[static_cast<std::size_t>(transport.rank())] = run_one(transport, spec, options);
-        });
-      } else {
-        spec = make_spec(options, world_size);
-        auto transport = transport_name == "shm" ? make_shm_transport(communicator) : make_mpi_transport(communicator);
-        rank_figures mine = run_one(*transport, spec, options);
+    // MPI-launched transports run side by side: a block of iterations on each in turn, so that
+    // the machine's drift (other jobs, frequency) favours none of them.
+    std::map<std::string, std::vector<rank_figures>> mpi_figures;
+    {
+      std::vector<std::string> names;
+      for (const auto& name : options.transports) {
+        if (name != "model" && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
+      const grid_spec spec = make_spec(options, world_size);
+      std::vector<prepared_run> runs(names.size());
+      for (std::size_t t = 0; t < names.size(); ++t) {
+        runs[t].transport = names[t] == "shm" ? make_shm_transport(communicator) : make_mpi_transport(communicator);
+        prepare(runs[t], *runs[t].transport, spec, options);
+      }
+      const int block = std::max(1, options.iterations / 10);
+      for (int done = 0; done < options.iterations; done += block) {
+        for (auto& run : runs) {
+          for (int i = done; i < std::min(options.iterations, done + block); ++i) run.solver->step(run.samples);
+        }
+      }
+      for (std::size_t t = 0; t < names.size(); ++t) {
+        rank_figures mine = finish(runs[t], spec, options);
         std::vector<double> flat;
         for (auto* series : {&mine.compute, &mine.communicate, &mine.synchronize, &mine.total}) {
           flat.insert(flat.end(), series->begin(), series->end());
@@ -232,8 +253,9 @@ int main(int argc, char** argv) {
         flat.push_back(mine.cells);
         flat.push_back(mine.halo_bytes);
         flat.push_back(mine.mismatches);
-        auto all = transport->allgather(flat);
+        auto all = runs[t].transport->allgather(flat);
         const std::size_t n = static_cast<std::size_t>(options.iterations);
+        auto& ranks = mpi_figures[names[t]];
         for (int r = 0; r < world_size; ++r) {
           const double* base = all.data() + static_cast<std::size_t>(r) * flat.size();
           rank_figures figures;
@@ -246,6 +268,36 @@ int main(int argc, char** argv) {
           figures.mismatches = base[4 * n + 2];
           ranks.push_back(std::move(figures));
         }
+      }
+      // Grids (and their segments) go before their transports.
+      for (auto& run : runs) {
+        run.solver.reset();
+        run.exchange.reset();
+        run.g.reset();
+      }
+    }
+
+    long total_mismatches = 0;
+    std::vector<std::pair<std::string, double>> glups_by_transport;
+    for (const std::string& transport_name : options.transports) {
+      std::vector<rank_figures> ranks;
+      int rank_count = world_size;
+      grid_spec spec;
+      if (transport_name == "model") {
+        if (world_size != 1) throw usage_error("--transport model runs its ranks as threads: start it as one MPI process");
+        rank_count = options.model_ranks;
+        spec = make_spec(options, rank_count);
+        ranks.resize(static_cast<std::size_t>(rank_count));
+        run_model_ranks(rank_count, [&](grid_transport& transport) {
+          omp_set_num_threads(1);  // the ranks are already the threads
+          prepared_run run;
+          prepare(run, transport, spec, options);
+          for (int i = 0; i < options.iterations; ++i) run.solver->step(run.samples);
+          ranks[static_cast<std::size_t>(transport.rank())] = finish(run, spec, options);
+        });
+      } else {
+        spec = make_spec(options, world_size);
+        ranks = std::move(mpi_figures.at(transport_name));
       }
       const std::string impl = transport_name == "mpi" ? "mpi" : "cachecomm";
       json common{{"op", "laplace"}, {"impl", impl}, {"transport", transport_name}, {"dims", spec.global_size.size()},

@@ -10,43 +10,57 @@ namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
-phase_samples solve(grid<double>& g, halo_exchange& exchange, const run_options& options) {
+jacobi::jacobi(grid<double>& g, halo_exchange& exchange, const run_options& options)
+    : m_grid(&g),
+      m_exchange(&exchange),
+      m_options(options),
+      m_everything(owned_box(g)),
+      m_interior(interior_box(g)),
+      m_shell(shell_boxes(g)) {
+  restart();
+}
+
+void jacobi::restart() {
+  initialize(*m_grid, 0, m_options.physics);
+  m_grid->transport().barrier();
+}
+
+void jacobi::step(phase_samples& samples) {
   constexpr int x = 0, y = 1;
-  initialize(g, x, options.physics);
-  g.transport().barrier();
-  const box3 everything = owned_box(g);
-  const box3 interior = interior_box(g);
-  const std::vector<box3> shell = shell_boxes(g);
-  phase_samples samples;
-  for (int iteration = 0; iteration < options.iterations; ++iteration) {
-    const double begin = now();
-    double compute = 0;
-    if (options.overlap) {
-      halo_handle halos = exchange.start();
-      const double compute_begin = now();
-      compute_laplacian(g, x, y, interior);
-      compute += now() - compute_begin;
-      halos.wait();
-      const double shell_begin = now();
-      for (const box3& part : shell) compute_laplacian(g, x, y, part);
-      exchange.release_ghosts();  // neighbours may send the next halos while X is relaxed
-      relax_all(g, x, y, options.physics.coefficient);
-      compute += now() - shell_begin;
-    } else {
-      exchange.run();
-      const double compute_begin = now();
-      compute_laplacian(g, x, y, everything);
-      exchange.release_ghosts();
-      relax_all(g, x, y, options.physics.coefficient);
-      compute += now() - compute_begin;
-    }
-    const double total = now() - begin;
-    const halo_timing& halo = exchange.last_timing();
-    samples.compute.push_back(compute);
-    samples.communicate.push_back(halo.communicate_seconds);
-    samples.synchronize.push_back(halo.synchronize_seconds);
-    samples.total.push_back(total);
+  grid<double>& g = *m_grid;
+  const double begin = now();
+  double compute = 0;
+  if (m_options.overlap) {
+    halo_handle halos = m_exchange->start();
+    const double compute_begin = now();
+    compute_laplacian(g, x, y, m_interior);
+    compute += now() - compute_begin;
+    halos.wait();
+    const double shell_begin = now();
+    for (const box3& part : m_shell) compute_laplacian(g, x, y, part);
+    m_exchange->release_ghosts();  // neighbours may send the next halos while X is relaxed
+    relax_all(g, x, y, m_options.physics.coefficient);
+    compute += now() - shell_begin;
+  } else {
+    m_exchange->run();
+    const double compute_begin = now();
+    compute_laplacian(g, x, y, m_everything);
+    m_exchange->release_ghosts();
+    relax_all(g, x, y, m_options.physics.coefficient);
+    compute += now() - compute_begin;
   }
+  const double total = now() - begin;
+  const halo_timing& halo = m_exchange->last_timing();
+  samples.compute.push_back(compute);
+  samples.communicate.push_back(halo.communicate_seconds);
+  samples.synchronize.push_back(halo.synchronize_seconds);
+  samples.total.push_back(total);
+}
+
+phase_samples solve(grid<double>& g, halo_exchange& exchange, const run_options& options) {
+  jacobi solver(g, exchange, options);
+  phase_samples samples;
+  for (int iteration = 0; iteration < options.iterations; ++iteration) solver.step(samples);
   return samples;
 }
 
