@@ -280,10 +280,16 @@ int main(int argc, char** argv) {
       }
     }
 
-    double triad_gbps = 0;
+    // The limit is the median round: each round sums the ranks' concurrent bests, and the compute
+    // bandwidth it is compared with is a median too (a best round on a shared machine is often one
+    // in which a rank had the memory to itself). The best round is reported beside it.
+    double triad_gbps = 0, triad_best_gbps = 0;
     for (const auto& [kernel, rounds] : stream_rounds) {
       const double best = *std::max_element(rounds.begin(), rounds.end());
-      if (kernel == "triad") triad_gbps = best;
+      if (kernel == "triad") {
+        triad_gbps = median_of(rounds);
+        triad_best_gbps = best;
+      }
       report.add({{"op", "stream-" + kernel}, {"impl", "stream"}, {"ranks", world_size}, {"threads_per_rank", options.threads},
                   {"rounds", rounds.size()}, {"gbps", best}, {"median_gbps", median_of(rounds)}});
     }
@@ -353,8 +359,12 @@ int main(int argc, char** argv) {
       summary["glups"] = glups;
       summary["gbps"] = compute_gbps;
       summary["bytes_per_update"] = laplace::bytes_per_update;
-      if (triad_gbps > 0) summary["fraction_of_limit"] = compute_gbps / triad_gbps;
-      summary["limit"] = "stream-triad";
+      if (triad_gbps > 0) {
+        summary["fraction_of_limit"] = compute_gbps / triad_gbps;
+        summary["fraction_of_best_triad"] = compute_gbps / triad_best_gbps;
+        summary["limit"] = "stream-triad median round";
+        summary["limit_gbps"] = triad_gbps;
+      }
       summary["halo_gbps"] = halo_gbps;
       summary["halo_bytes_per_rank"] = ranks.front().halo_bytes;
       summary["comm_sync_fraction"] = overhead;
@@ -379,7 +389,7 @@ int main(int argc, char** argv) {
       }
       bench::print_table(phases, {"transport", "rank", "phase", "median_us", "p25_us", "p75_us"});
       std::printf("\n");
-      bench::print_table(summaries, {"op", "transport", "ranks", "glups", "gbps", "median_gbps", "fraction_of_limit", "halo_gbps",
+      bench::print_table(summaries, {"op", "transport", "ranks", "glups", "gbps", "median_gbps", "fraction_of_limit", "fraction_of_best_triad", "halo_gbps",
                                      "comm_sync_fraction", "bit_identical"});
       for (const auto& note : report.document()["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
       if (!options.json_path.empty()) report.write(options.json_path);
