@@ -395,6 +395,10 @@ int main(int argc, char** argv) {
       if (!options.json_path.empty()) report.write(options.json_path);
     }
     if (options.verify && total_mismatches > 0) status = 3;
+  } catch (const cachecomm::invalid_argument& error) {
+    // Bad sizes or decomposition: every rank finds the same problem, so all can stop cleanly.
+    if (world_rank == 0) std::fprintf(stderr, "cachecomm-laplace: %s\n", error.what());
+    status = 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "cachecomm-laplace (rank %d): %s\n", world_rank, error.what());
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -19,3 +19,11 @@ set_tests_properties(laplace_app_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np
 add_test(NAME laplace_app_model COMMAND $<TARGET_FILE:cachecomm-laplace> --quick --verify --no-stream --transport model
                                         --model-ranks 3 --checked --dims 3)
 set_tests_properties(laplace_app_model PROPERTIES TIMEOUT 120 LABELS "unit")
+# Bad options end with a message naming the problem (no MPI_Abort).
+foreach(bad IN ITEMS "size;--size;0,5;at least 1" "ghost;--size;8,8;--ghost;9;wider than" "ranks;--size;1,1;--transport;model;--model-ranks;3;more ranks than cells")
+  list(GET bad 0 bad_name)
+  list(POP_FRONT bad)
+  list(POP_BACK bad bad_expected)
+  add_test(NAME laplace_app_rejects_bad_${bad_name} COMMAND $<TARGET_FILE:cachecomm-laplace> --no-stream ${bad})
+  set_tests_properties(laplace_app_rejects_bad_${bad_name} PROPERTIES TIMEOUT 60 LABELS "unit" PASS_REGULAR_EXPRESSION "${bad_expected}")
+endforeach()
