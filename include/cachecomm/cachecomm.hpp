@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cachecomm/barrier.hpp"
+#include "cachecomm/collectives.hpp"
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
 #include "cachecomm/datatype.hpp"
@@ -11,3 +12,4 @@
 #include "cachecomm/halo.hpp"
 #include "cachecomm/version.hpp"
 #include "cachecomm/wait_policy.hpp"
+#include "cachecomm/window.hpp"
