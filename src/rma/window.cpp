@@ -430,6 +430,8 @@ void window_impl::post(const rank_group& origins) {
                       " inside a fence epoch (end it with fence(fence_flag::last) first)");
   }
   m_post_group = checked_group(origins, "post");
+  // Local stores made before the post must be what remote origins read through MPI.
+  if (m_multi_node) CACHECOMM_MPI(MPI_Win_sync(m_mpi_window.get()));
   std::size_t remote = 0;
   for (int origin : m_post_group) remote += m_node_rank_of[static_cast<std::size_t>(origin)] < 0 ? 1 : 0;
   m_remote_completions.assign(remote, MPI_REQUEST_NULL);
@@ -498,6 +500,7 @@ bool window_impl::test() {
   if (!m_exposure_open) {
     throw usage_error("cachecomm: window test() by rank " + std::to_string(m_rank) + " with no matching post()");
   }
+  if (m_multi_node) drive_mpi_progress();  // a caller looping on test() must not starve MPI accumulates
   if (!local_completions_done()) return false;
   if (!m_remote_completions.empty()) {
     int done = 0;

@@ -1,6 +1,7 @@
 # Windows (fence, PSCW, accumulate, misuse); again with a forced node split for the MPI path.
 cachecomm_add_mpi_test(mpi_window SOURCES rma/window_test.cpp RANKS 2 3 4 8)
 cachecomm_add_mpi_test(mpi_window SOURCES rma/window_test.cpp RANKS 3 4 8 SUFFIX .split ENV CACHECOMM_RANKS_PER_NODE=2)
+cachecomm_add_mpi_test(mpi_window SOURCES rma/window_test.cpp RANKS 3 SUFFIX .sleep ENV CACHECOMM_WAIT=sleep)
 target_link_libraries(mpi_window PRIVATE GTest::gmock)
 
 # A target killed before posting: every origin waiting for it must fail naming it.

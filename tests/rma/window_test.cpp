@@ -204,6 +204,43 @@ TEST(window, accumulate_max_and_replace) {
                cachecomm::unsupported_error);
 }
 
+// Each target fills its own region before posting; each origin reads its target's region with get.
+TEST(window, get_in_pscw_epoch_reads_the_posted_data) {
+  cachecomm::comm comm;
+  const int p = comm.size();
+  const int me = comm.rank();
+  constexpr int elements = 32;
+  cachecomm::window win(comm, elements * sizeof(std::uint64_t), sizeof(std::uint64_t));
+  for (int round = 0; round < 3; ++round) {
+    auto local = win.local_as<std::uint64_t>();
+    for (int i = 0; i < elements; ++i) local[static_cast<std::size_t>(i)] = pattern(round, me, i);
+    const int target = (me + 1) % p;
+    const int origin = (me - 1 + p) % p;
+    win.post({origin});
+    win.start({target});
+    std::vector<std::uint64_t> read(elements);
+    win.get(std::span<std::uint64_t>(read), target, 0);
+    win.complete();
+    win.wait();
+    for (int i = 0; i < elements; ++i) ASSERT_EQ(read[static_cast<std::size_t>(i)], pattern(round, target, i));
+  }
+}
+
+TEST(window, misaligned_accumulate_is_refused) {
+  cachecomm::comm comm;
+  if (comm.topology().node_count != 1) GTEST_SKIP() << "MPI's accumulate handles any alignment across nodes";
+  cachecomm::window win(comm, 64, 1);
+  std::int64_t one = 1;
+  win.fence();
+  try {
+    win.accumulate(&one, 1, cachecomm::datatype::int64, reduce_op::sum, 0, 4);
+    ADD_FAILURE() << "misaligned accumulate did not throw";
+  } catch (const cachecomm::invalid_argument& error) {
+    EXPECT_THAT(error.what(), HasSubstr("not aligned"));
+  }
+  win.fence(fence_flag::last);
+}
+
 TEST(window, misuse_is_an_error) {
   cachecomm::comm comm;
   const int p = comm.size();
