@@ -122,6 +122,9 @@ halo_plan build_halo_plan(const grid_base& g, std::vector<int> fields) {
   return plan;
 }
 
+// The shm transport keeps 16 flag lines per rank and grid: (consumed, sent) for 8 exchanges.
+constexpr int max_exchanges_per_shared_grid = 8;
+
 class halo_engine {
  public:
   halo_engine(grid_base& g, std::vector<int> fields) : m_grid(&g), m_plan(build_halo_plan(g, std::move(fields))) {
@@ -133,6 +136,10 @@ class halo_engine {
     }
     m_checked = g.decomp().spec().checked;
     m_shared = g.memory().peer(g.rank()) != nullptr;
+    if (m_shared && m_plan.slot >= max_exchanges_per_shared_grid) {
+      throw usage_error("cachecomm::halo_exchange: at most " + std::to_string(max_exchanges_per_shared_grid) +
+                        " exchanges per grid on the shm transport (put the fields in one exchange)");
+    }
     m_send_buffers.resize(m_plan.sends.size());
     m_receive_buffers.resize(m_plan.receives.size());
     for (std::size_t t = 0; t < m_plan.sends.size(); ++t) {
