@@ -18,12 +18,14 @@ class node_step_suite final : public suite {
   [[nodiscard]] std::string description() const override { return m_step.description; }
   void add_options(CLI::App& command) override {
     command.add_flag("--brief", m_brief, "Medium effort (what `all` uses)");
+    command.add_option("--sizes", m_sizes, "Message sizes in bytes (pingpong, bandwidth)")->delimiter(',');
   }
   int run(const common_options& options) override {
     cachecomm::comm comm(MPI_COMM_WORLD);
     report results(m_step.name, comm.mpi_comm());
     node_run context{comm, results, options.quick ? effort::quick : (m_brief ? effort::brief : effort::full),
                      comm.rank() == 0 && !options.quiet};
+    context.sizes = m_sizes;
     if (context.print) {
       std::printf("cachecomm-bench %s: %d ranks, %d processing units%s\n", m_step.name.c_str(), comm.size(),
                   comm.topology().cores_available, results.oversubscribed() ? ", OVERSUBSCRIBED (ranks outnumber cores)" : "");
@@ -37,6 +39,7 @@ class node_step_suite final : public suite {
  private:
   node_step m_step;
   bool m_brief = false;
+  std::vector<std::size_t> m_sizes;
 };
 }  // namespace
 

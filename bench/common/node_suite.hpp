@@ -22,6 +22,7 @@ struct node_run {
   effort level = effort::full;
   bool print = false;                  ///< rank 0 prints tables
   std::function<void(double)> progress = [](double) {};  ///< fraction of this step done (rank 0 shows it)
+  std::vector<std::size_t> sizes = {};  ///< --sizes: message sizes instead of the step's own (steps with sizes)
   /// Picks by effort.
   template <typename T>
   [[nodiscard]] T pick(T quick, T brief, T full) const {

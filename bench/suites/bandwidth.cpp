@@ -30,7 +30,7 @@ void run_bandwidth(node_run& run) {
   const int rank = comm.rank();
   const int peer = rank == 0 ? 1 : 0;
   const bool active = rank < 2;
-  const auto sizes = bandwidth_sizes(run.level);
+  const auto sizes = run.sizes.empty() ? bandwidth_sizes(run.level) : run.sizes;
   const std::size_t largest = sizes.back();
   std::vector<std::byte> outgoing(largest, std::byte{0x33});
   std::vector<std::byte> incoming(largest);

@@ -31,7 +31,7 @@ void run_pingpong(node_run& run) {
   MPI_Comm mpi = comm.mpi_comm();
   const int rank = comm.rank();
   const int size = comm.size();
-  const auto sizes = pingpong_sizes(run.level);
+  const auto sizes = run.sizes.empty() ? pingpong_sizes(run.level) : run.sizes;
   const std::size_t largest = sizes.back();
   std::vector<std::byte> outgoing(std::max<std::size_t>(largest, 1), std::byte{0x5a});
   std::vector<std::byte> incoming(std::max<std::size_t>(largest, 1));

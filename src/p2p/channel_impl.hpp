@@ -54,6 +54,7 @@ struct peer_link {
   std::uint32_t consumed_seen = 0;  ///< last value read from out.consumed()
   std::uint32_t single_copy_sent = 0;  ///< single-copy messages posted into `out`
   std::uint32_t next_in = 0;        ///< next slot to read from `in`
+  std::uint32_t consumed_published = 0;  ///< last value stored into in.consumed()
   std::uint32_t single_copy_read = 0;  ///< single-copy messages read from the peer
   std::deque<std::shared_ptr<p2p_operation>> pending_sends;    ///< in order, front is being written
   std::deque<std::shared_ptr<p2p_operation>> awaiting_copy;    ///< single-copy sends the peer still reads
@@ -120,6 +121,7 @@ class channel_impl {
   int m_node_rank = 0;
   std::vector<int> m_node_rank_of;  ///< comm rank → node rank, -1 when on another node
   std::uint32_t m_slots = 0;
+  std::uint32_t m_publish_every = 1;  ///< slots consumed between publications of `consumed`
   std::size_t m_chunk = 0;
   bool m_single_copy = false;
   std::size_t m_single_copy_threshold = 0;
