@@ -17,7 +17,7 @@ namespace cachecomm {
 
 namespace {
 const detail::setting_declaration slots_setting{
-    "CACHECOMM_P2P_SLOTS", "32", "Slots in each per-pair ring of a channel (messages or chunks in flight)."};
+    "CACHECOMM_P2P_SLOTS", "32", "Slots in each per-pair ring of a channel (messages or chunks in flight; a power of two)."};
 const detail::setting_declaration chunk_setting{
     "CACHECOMM_P2P_CHUNK_BYTES", "32768", "Bytes per ring slot: large messages are pipelined in chunks of this size."};
 const detail::setting_declaration single_copy_setting{
@@ -52,7 +52,9 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
   const config& settings = owner.settings();
   long long slots = settings.get_int("CACHECOMM_P2P_SLOTS");
   long long chunk = settings.get_int("CACHECOMM_P2P_CHUNK_BYTES");
-  if (slots < 2 || slots > 65536) throw invalid_argument("cachecomm: CACHECOMM_P2P_SLOTS must be 2..65536");
+  if (slots < 2 || slots > 65536 || (slots & (slots - 1)) != 0) {
+    throw invalid_argument("cachecomm: CACHECOMM_P2P_SLOTS must be a power of two from 2 to 65536");
+  }
   if (chunk < 64 || chunk % 64 != 0 || chunk > (1LL << 30)) {
     throw invalid_argument("cachecomm: CACHECOMM_P2P_CHUNK_BYTES must be a multiple of 64 between 64 and 1 GiB");
   }
@@ -64,15 +66,17 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
   m_nontemporal = nontemporal > 0;
   m_nontemporal_threshold = static_cast<std::size_t>(std::max(0LL, nontemporal));
 
-  // One ring per ordered pair of node ranks: ring (s → d) at s*(n-1) + (d < s ? d : d-1).
+  // One block per unordered pair of node ranks {low, high}, in the order (0,1), (0,2) .. (1,2) ..
   const int node_size = topology.node_size;
-  const std::size_t ring_bytes = ring_view::bytes_for(m_slots, m_chunk);
-  const std::size_t rings = static_cast<std::size_t>(node_size) * static_cast<std::size_t>(node_size - 1);
-  m_segment = shm_segment(owner.node(), std::max(rings * ring_bytes, cache_line_size));
+  const std::size_t pair_bytes = pair_layout::bytes_for(m_slots, m_chunk);
+  const std::size_t pairs = static_cast<std::size_t>(node_size) * static_cast<std::size_t>(node_size - 1) / 2;
+  m_segment = shm_segment(owner.node(), std::max(pairs * pair_bytes, cache_line_size));
   auto ring_at = [&](int from, int to) {
-    std::size_t index = static_cast<std::size_t>(from) * static_cast<std::size_t>(node_size - 1) +
-                        static_cast<std::size_t>(to < from ? to : to - 1);
-    return ring_view(m_segment.bytes_at(index * ring_bytes, ring_bytes), m_slots, m_chunk);
+    const auto low = static_cast<std::size_t>(std::min(from, to));
+    const auto high = static_cast<std::size_t>(std::max(from, to));
+    const auto n = static_cast<std::size_t>(node_size);
+    std::size_t index = low * (2 * n - low - 1) / 2 + (high - low - 1);
+    return ring_view(m_segment.bytes_at(index * pair_bytes, pair_bytes), from < to ? 0 : 1, m_slots, m_chunk);
   };
   std::vector<pid_t> pids(static_cast<std::size_t>(node_size));
   pid_t self_pid = ::getpid();
@@ -156,9 +160,7 @@ void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_byte
     std::memcpy(link.out.data(link.produced), data, chunk);
   }
   header.tag = tag;
-  header.chunk_bytes = static_cast<std::uint32_t>(chunk);
-  header.kind = kind;
-  header.message_bytes = message_bytes;
+  header.size_and_kind = (static_cast<std::uint64_t>(message_bytes) << 8) | kind;
   ++link.produced;
   m_owner->wait().publish(header.sequence, link.produced);  // slot number n carries n + 1
 }
@@ -213,12 +215,12 @@ void channel_impl::consume_slot(peer_link& link) {
 }
 
 void channel_impl::begin_arrival(peer_link& link, const slot_header& header) {
-  if (header.kind == slot_continuation) {
+  if (header.kind() == slot_continuation) {
     throw error("cachecomm: channel ring from rank " + std::to_string(link.comm_rank) +
                 " is out of step (a message continues without a start)");
   }
   link.arriving = true;
-  link.arriving_bytes = header.message_bytes;
+  link.arriving_bytes = header.message_bytes();
   link.arriving_done = 0;
   auto match = std::find_if(link.posted_receives.begin(), link.posted_receives.end(),
                             [&](const auto& operation) { return tag_matches(operation->tag, header.tag); });
@@ -227,9 +229,9 @@ void channel_impl::begin_arrival(peer_link& link, const slot_header& header) {
     link.posted_receives.erase(match);
     p2p_operation& receive = *link.arriving_receive;
     receive.started = true;
-    receive.message_bytes = header.message_bytes;
-    if (header.message_bytes > receive.bytes) {
-      receive.failure = "cachecomm: a message of " + std::to_string(header.message_bytes) + " bytes from rank " +
+    receive.message_bytes = header.message_bytes();
+    if (header.message_bytes() > receive.bytes) {
+      receive.failure = "cachecomm: a message of " + std::to_string(header.message_bytes()) + " bytes from rank " +
                         std::to_string(link.comm_rank) + " (tag " + std::to_string(header.tag) +
                         ") does not fit the receive buffer of " + std::to_string(receive.bytes) + " bytes";
     }
@@ -237,7 +239,7 @@ void channel_impl::begin_arrival(peer_link& link, const slot_header& header) {
   }
   unexpected_message& entry = link.unexpected.emplace_back();
   entry.tag = header.tag;
-  entry.data.resize(header.message_bytes);
+  entry.data.resize(header.message_bytes());
   link.arriving_unexpected = &entry;
 }
 
@@ -279,7 +281,7 @@ void channel_impl::read_single_copy(peer_link& link, const slot_header& header, 
                                     std::size_t capacity) {
   std::uint64_t address = 0;
   std::memcpy(&address, header.inline_data, sizeof address);
-  std::size_t wanted = std::min<std::size_t>(header.message_bytes, capacity);
+  std::size_t wanted = std::min<std::size_t>(header.message_bytes(), capacity);
   std::size_t read = 0;
   while (read < wanted) {
     iovec local{target + read, wanted - read};
@@ -306,11 +308,12 @@ void channel_impl::progress_in(peer_link& link) {
       target = link.arriving_unexpected->data.data();
       capacity = link.arriving_unexpected->data.size();
     }
-    if (header.kind == slot_single_copy) {
+    if (header.kind() == slot_single_copy) {
       read_single_copy(link, header, target, capacity);
       link.arriving_done = link.arriving_bytes;
     } else {
-      std::size_t chunk = header.chunk_bytes;
+      // Every slot but a message's last carries a full chunk.
+      std::size_t chunk = std::min(m_chunk, link.arriving_bytes - link.arriving_done);
       std::size_t offset = link.arriving_done;
       std::size_t fits = offset < capacity ? std::min(chunk, capacity - offset) : 0;
       if (fits != 0) {
@@ -449,9 +452,8 @@ std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int
       m_owner->wait().wait(reinterpret_cast<const std::uint32_t*>(&header.sequence),
                            [&] { return header.sequence.load(std::memory_order_acquire) == expected; },
                            node_rank_of(source), "a channel receive");
-      if (header.kind == slot_first && header.message_bytes <= ring_inline_bytes &&
-          header.message_bytes <= capacity && tag_matches(tag, header.tag)) {
-        std::size_t bytes = header.message_bytes;
+      const std::size_t bytes = header.message_bytes();
+      if (header.kind() == slot_first && bytes <= ring_inline_bytes && bytes <= capacity && tag_matches(tag, header.tag)) {
         std::memcpy(data, header.inline_data, bytes);
         consume_slot(link);
         return bytes;

@@ -1,4 +1,4 @@
-// Layout of one shared-memory ring from a sender to a receiver on the same node.
+// Layout of the shared-memory rings between two ranks of a node.
 #pragma once
 
 #include <atomic>
@@ -10,56 +10,65 @@
 namespace cachecomm::detail {
 
 /// Bytes a message may have to travel inside its slot header (the flag's own cache line).
-inline constexpr std::size_t ring_inline_bytes = 40;
+inline constexpr std::size_t ring_inline_bytes = 16;
 
 /// What a slot carries: a message's first or later chunk, or the address of a message the
 /// receiver copies itself from the sender's memory (single copy).
 enum slot_kind : std::uint32_t { slot_continuation = 0, slot_first = 1, slot_single_copy = 2 };
 
-/// One slot's header, exactly one cache line: the sequence flag, the message's description and,
-/// for small messages, the payload, so a small message costs the receiver one line transfer.
-struct alignas(cache_line_size) slot_header {
+/// One slot's header: half a cache line. Slot k of the ring a → b and slot k of the ring b → a
+/// share one line, so in a ping-pong the reply is written into the line the request just
+/// brought over: one line moves back and forth, the cheapest hand-off two cores have.
+struct slot_header {
   std::atomic<std::uint32_t> sequence;  ///< slot number + 1 once the sender has filled it
   std::int32_t tag;
-  std::uint32_t chunk_bytes;            ///< payload bytes in this slot
-  std::uint32_t kind;                   ///< slot_kind of this slot
-  std::uint64_t message_bytes;
+  std::uint64_t size_and_kind;          ///< message bytes << 8 | slot_kind
   std::byte inline_data[ring_inline_bytes];
-};
-static_assert(sizeof(slot_header) == cache_line_size);
 
-/// View of one ring: [consumed line][copied line][slot headers][slot data areas]. The sender writes
-/// slots and their sequence; the receiver publishes how many slots it has consumed and how many
-/// single-copy messages it has finished reading from the sender's memory.
+  [[nodiscard]] std::size_t message_bytes() const { return static_cast<std::size_t>(size_and_kind >> 8); }
+  [[nodiscard]] std::uint32_t kind() const { return static_cast<std::uint32_t>(size_and_kind & 0xff); }
+};
+static_assert(sizeof(slot_header) == cache_line_size / 2);
+
+/// The memory of one unordered pair {low, high}: [4 control lines: consumed and copied for each
+/// direction][slots header lines, each holding both directions' slot k][data low → high][data high → low].
+struct pair_layout {
+  [[nodiscard]] static std::size_t bytes_for(std::uint32_t slots, std::size_t chunk) {
+    return 4 * cache_line_size + slots * cache_line_size + 2 * round_up(slots * chunk, cache_line_size);
+  }
+};
+
+/// View of one direction of a pair's rings. The sender writes slots and their sequence; the
+/// receiver publishes how many slots it has consumed and how many single-copy messages it has read.
 class ring_view {
  public:
   ring_view() = default;
-  ring_view(std::byte* base, std::uint32_t slots, std::size_t chunk)
-      : m_consumed(reinterpret_cast<padded_flag*>(base)),
-        m_copied(reinterpret_cast<padded_flag*>(base + cache_line_size)),
-        m_headers(reinterpret_cast<slot_header*>(base + 2 * cache_line_size)),
-        m_data(base + 2 * cache_line_size + slots * sizeof(slot_header)),
-        m_slots(slots),
+  /// `pair_base` is the pair's memory; `direction` is 0 for low → high and 1 for high → low.
+  ring_view(std::byte* pair_base, int direction, std::uint32_t slots, std::size_t chunk)
+      : m_consumed(reinterpret_cast<padded_flag*>(pair_base + (2 * direction) * cache_line_size)),
+        m_copied(reinterpret_cast<padded_flag*>(pair_base + (2 * direction + 1) * cache_line_size)),
+        m_headers(pair_base + 4 * cache_line_size + direction * sizeof(slot_header)),
+        m_data(pair_base + 4 * cache_line_size + slots * cache_line_size +
+               static_cast<std::size_t>(direction) * round_up(slots * chunk, cache_line_size)),
+        m_mask(slots - 1),
         m_chunk(chunk) {}
 
-  [[nodiscard]] static std::size_t bytes_for(std::uint32_t slots, std::size_t chunk) {
-    return 2 * cache_line_size + slots * sizeof(slot_header) + round_up(slots * chunk, cache_line_size);
+  // `slots` is a power of two: a mask, not a division, on the latency path.
+  [[nodiscard]] slot_header& header(std::uint32_t slot_number) const {
+    return *reinterpret_cast<slot_header*>(m_headers + static_cast<std::size_t>(slot_number & m_mask) * cache_line_size);
   }
-  [[nodiscard]] slot_header& header(std::uint32_t slot_number) const { return m_headers[slot_number % m_slots]; }
   [[nodiscard]] std::byte* data(std::uint32_t slot_number) const {
-    return m_data + static_cast<std::size_t>(slot_number % m_slots) * m_chunk;
+    return m_data + static_cast<std::size_t>(slot_number & m_mask) * m_chunk;
   }
   [[nodiscard]] std::atomic<std::uint32_t>& consumed() const { return m_consumed->value; }
   [[nodiscard]] std::atomic<std::uint32_t>& copied() const { return m_copied->value; }
-  [[nodiscard]] std::uint32_t slots() const { return m_slots; }
-  [[nodiscard]] std::size_t chunk() const { return m_chunk; }
 
  private:
   padded_flag* m_consumed = nullptr;
   padded_flag* m_copied = nullptr;
-  slot_header* m_headers = nullptr;
+  std::byte* m_headers = nullptr;
   std::byte* m_data = nullptr;
-  std::uint32_t m_slots = 0;
+  std::uint32_t m_mask = 0;
   std::size_t m_chunk = 0;
 };
 
