@@ -26,6 +26,10 @@ const detail::setting_declaration single_copy_setting{
     "kernel allows it, probed at start), on (fail if not allowed), off."};
 const detail::setting_declaration single_copy_bytes_setting{
     "CACHECOMM_P2P_SINGLE_COPY_BYTES", "16384", "Smallest message sent by single copy when it is enabled."};
+const detail::setting_declaration shared_copy_bytes_setting{
+    "CACHECOMM_P2P_SHARED_COPY_BYTES", "2097152",
+    "Smallest single-copy message that sender and receiver copy together, piece by piece, so both "
+    "cores work on it (0: the receiver copies alone)."};
 const detail::setting_declaration nontemporal_bytes_setting{
     "CACHECOMM_P2P_NONTEMPORAL_BYTES", "33554432",
     "Smallest pipelined message whose receive copy uses non-temporal stores (0: never). Measured here: "
@@ -62,6 +66,8 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
   m_publish_every = std::max<std::uint32_t>(1, m_slots / 4);
   m_chunk = static_cast<std::size_t>(chunk);
   m_single_copy_threshold = static_cast<std::size_t>(std::max(1LL, settings.get_int("CACHECOMM_P2P_SINGLE_COPY_BYTES")));
+  long long shared_copy = settings.get_int("CACHECOMM_P2P_SHARED_COPY_BYTES");
+  m_shared_copy_threshold = shared_copy <= 0 ? SIZE_MAX : static_cast<std::size_t>(shared_copy);
   long long nontemporal = settings.get_int("CACHECOMM_P2P_NONTEMPORAL_BYTES");
   m_nontemporal = nontemporal > 0;
   m_nontemporal_threshold = static_cast<std::size_t>(std::max(0LL, nontemporal));
@@ -168,8 +174,9 @@ void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_byte
 bool channel_impl::push_send(peer_link& link, p2p_operation& operation) {
   if (m_single_copy && operation.bytes >= m_single_copy_threshold) {
     if (!ring_has_space(link)) return false;
-    std::uint64_t address = reinterpret_cast<std::uintptr_t>(operation.send_data);
-    write_slot(link, operation.tag, operation.bytes, reinterpret_cast<const std::byte*>(&address), sizeof address,
+    const std::uint64_t descriptor[2] = {reinterpret_cast<std::uintptr_t>(operation.send_data),
+                                         operation.bytes >= m_shared_copy_threshold ? 1U : 0U};
+    write_slot(link, operation.tag, operation.bytes, reinterpret_cast<const std::byte*>(descriptor), sizeof descriptor,
                slot_single_copy);
     operation.started = true;
     operation.single_copy_ticket = ++link.single_copy_sent;
@@ -196,6 +203,7 @@ void channel_impl::progress_out(peer_link& link) {
   }
   while (!link.awaiting_copy.empty()) {
     p2p_operation& front = *link.awaiting_copy.front();
+    help_copy(link, front.single_copy_ticket, front.send_data, true);
     if (!sequence_reached(link.out.copied().load(std::memory_order_acquire), front.single_copy_ticket)) break;
     front.done = front.bytes;
     front.complete = true;
@@ -277,20 +285,75 @@ void channel_impl::finish_arrival(peer_link& link) {
   link.arriving = false;
 }
 
+namespace {
+constexpr std::size_t shared_copy_piece = 256 * 1024;
+
+void copy_across(pid_t peer, bool write_to_peer, std::byte* local, std::uint64_t remote, std::size_t bytes, int peer_rank) {
+  std::size_t done = 0;
+  while (done < bytes) {
+    iovec mine{local + done, bytes - done};
+    iovec theirs{reinterpret_cast<void*>(remote + done), bytes - done};
+    ssize_t moved = write_to_peer ? ::process_vm_writev(peer, &mine, 1, &theirs, 1, 0)
+                                  : ::process_vm_readv(peer, &mine, 1, &theirs, 1, 0);
+    if (moved <= 0) {
+      throw system_error(std::string(write_to_peer ? "process_vm_writev to" : "process_vm_readv from") + " rank " +
+                             std::to_string(peer_rank), errno);
+    }
+    done += static_cast<std::size_t>(moved);
+  }
+}
+}  // namespace
+
+// Claims pieces of message `ticket` until none is left. The sender writes into the receiver's
+// buffer, the receiver reads from the sender's; the claim word carries the ticket, so a stale
+// claim for an earlier message fails instead of copying into a later one.
+void channel_impl::help_copy(peer_link& link, std::uint32_t ticket, const std::byte* source, bool as_sender) {
+  const ring_view& ring = as_sender ? link.out : link.in;
+  shared_copy_line& line = ring.claim();
+  for (;;) {
+    std::uint64_t word = line.claim.load(std::memory_order_acquire);
+    if (static_cast<std::uint32_t>(word >> 32) != ticket) return;
+    const std::uint64_t bytes = line.bytes;
+    const std::uint64_t target = line.target;
+    const auto piece = static_cast<std::uint32_t>(word);
+    const std::uint64_t pieces = (bytes + shared_copy_piece - 1) / shared_copy_piece;
+    if (piece >= pieces) return;
+    if (!line.claim.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) continue;
+    const std::size_t offset = static_cast<std::size_t>(piece) * shared_copy_piece;
+    const std::size_t length = std::min<std::size_t>(shared_copy_piece, bytes - offset);
+    if (as_sender) {
+      copy_across(link.pid, true, const_cast<std::byte*>(source) + offset, target + offset, length, link.comm_rank);
+    } else {
+      copy_across(link.pid, false, reinterpret_cast<std::byte*>(target) + offset,
+                  reinterpret_cast<std::uintptr_t>(source) + offset, length, link.comm_rank);
+    }
+    ring.pieces_done().fetch_add(1, std::memory_order_seq_cst);
+    m_owner->wait().wake(reinterpret_cast<const std::uint32_t*>(&ring.pieces_done()));
+  }
+}
+
 void channel_impl::read_single_copy(peer_link& link, const slot_header& header, std::byte* target,
                                     std::size_t capacity) {
-  std::uint64_t address = 0;
-  std::memcpy(&address, header.inline_data, sizeof address);
-  std::size_t wanted = std::min<std::size_t>(header.message_bytes(), capacity);
-  std::size_t read = 0;
-  while (read < wanted) {
-    iovec local{target + read, wanted - read};
-    iovec remote{reinterpret_cast<void*>(address + read), wanted - read};
-    ssize_t got = ::process_vm_readv(link.pid, &local, 1, &remote, 1, 0);
-    if (got <= 0) throw system_error("process_vm_readv from rank " + std::to_string(link.comm_rank), errno);
-    read += static_cast<std::size_t>(got);
+  std::uint64_t descriptor[2] = {};
+  std::memcpy(descriptor, header.inline_data, sizeof descriptor);
+  const std::size_t wanted = std::min<std::size_t>(header.message_bytes(), capacity);
+  const std::uint32_t ticket = link.single_copy_read + 1;
+  if (descriptor[1] == 0 || wanted < 2 * shared_copy_piece) {
+    copy_across(link.pid, false, target, descriptor[0], wanted, link.comm_rank);
+  } else {
+    // Post the target, then copy pieces alongside the sender; wait only for pieces it claimed.
+    shared_copy_line& line = link.in.claim();
+    line.target = reinterpret_cast<std::uintptr_t>(target);
+    line.bytes = wanted;
+    link.in.pieces_done().store(0, std::memory_order_relaxed);
+    line.claim.store(static_cast<std::uint64_t>(ticket) << 32, std::memory_order_seq_cst);
+    help_copy(link, ticket, reinterpret_cast<const std::byte*>(descriptor[0]), false);
+    const auto pieces = static_cast<std::uint32_t>((wanted + shared_copy_piece - 1) / shared_copy_piece);
+    m_owner->wait().wait(reinterpret_cast<const std::uint32_t*>(&link.in.pieces_done()),
+                         [&] { return link.in.pieces_done().load(std::memory_order_acquire) == pieces; },
+                         node_rank_of(link.comm_rank), "a shared copy the sender is finishing");
   }
-  ++link.single_copy_read;
+  link.single_copy_read = ticket;
   m_owner->wait().publish(link.in.copied(), link.single_copy_read);
 }
 

@@ -110,6 +110,7 @@ class channel_impl {
   void finish_arrival(peer_link& link);
   void read_single_copy(peer_link& link, const slot_header& header, std::byte* target, std::size_t capacity);
   void consume_slot(peer_link& link);
+  void help_copy(peer_link& link, std::uint32_t ticket, const std::byte* source, bool as_sender);
   void match_posted(peer_link& link, const std::shared_ptr<p2p_operation>& operation);
   [[nodiscard]] const std::uint32_t* wake_word(const p2p_operation& operation) const;
   void probe_single_copy();
@@ -125,6 +126,7 @@ class channel_impl {
   std::size_t m_chunk = 0;
   bool m_single_copy = false;
   std::size_t m_single_copy_threshold = 0;
+  std::size_t m_shared_copy_threshold = 0;
   bool m_nontemporal = false;
   std::size_t m_nontemporal_threshold = 0;
   shm_segment m_segment;

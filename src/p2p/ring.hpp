@@ -30,11 +30,23 @@ struct slot_header {
 };
 static_assert(sizeof(slot_header) == cache_line_size / 2);
 
-/// The memory of one unordered pair {low, high}: [4 control lines: consumed and copied for each
-/// direction][slots header lines, each holding both directions' slot k][data low → high][data high → low].
+/// Shared copy of one large message by both ranks: the receiver posts where the data goes, then
+/// both claim pieces (ticket << 32 | next piece, compare-and-swap) until none is left.
+struct alignas(cache_line_size) shared_copy_line {
+  std::atomic<std::uint64_t> claim;  ///< ticket << 32 | next piece to copy
+  std::uint64_t target;              ///< receiver's buffer address
+  std::uint64_t bytes;               ///< bytes to copy (the receive may be shorter than the message)
+};
+struct alignas(cache_line_size) shared_done_line {
+  std::atomic<std::uint32_t> pieces;  ///< pieces finished (reset by the receiver per message)
+};
+
+/// The memory of one unordered pair {low, high}: [8 control lines: consumed, copied, shared copy
+/// claim and pieces done, for each direction][slots header lines, each holding both directions' slot k][data low → high][data high → low].
 struct pair_layout {
+  static constexpr std::size_t control_lines = 8;
   [[nodiscard]] static std::size_t bytes_for(std::uint32_t slots, std::size_t chunk) {
-    return 4 * cache_line_size + slots * cache_line_size + 2 * round_up(slots * chunk, cache_line_size);
+    return control_lines * cache_line_size + slots * cache_line_size + 2 * round_up(slots * chunk, cache_line_size);
   }
 };
 
@@ -45,10 +57,12 @@ class ring_view {
   ring_view() = default;
   /// `pair_base` is the pair's memory; `direction` is 0 for low → high and 1 for high → low.
   ring_view(std::byte* pair_base, int direction, std::uint32_t slots, std::size_t chunk)
-      : m_consumed(reinterpret_cast<padded_flag*>(pair_base + (2 * direction) * cache_line_size)),
-        m_copied(reinterpret_cast<padded_flag*>(pair_base + (2 * direction + 1) * cache_line_size)),
-        m_headers(pair_base + 4 * cache_line_size + direction * sizeof(slot_header)),
-        m_data(pair_base + 4 * cache_line_size + slots * cache_line_size +
+      : m_consumed(reinterpret_cast<padded_flag*>(pair_base + (4 * direction) * cache_line_size)),
+        m_copied(reinterpret_cast<padded_flag*>(pair_base + (4 * direction + 1) * cache_line_size)),
+        m_claim(reinterpret_cast<shared_copy_line*>(pair_base + (4 * direction + 2) * cache_line_size)),
+        m_done(reinterpret_cast<shared_done_line*>(pair_base + (4 * direction + 3) * cache_line_size)),
+        m_headers(pair_base + pair_layout::control_lines * cache_line_size + direction * sizeof(slot_header)),
+        m_data(pair_base + pair_layout::control_lines * cache_line_size + slots * cache_line_size +
                static_cast<std::size_t>(direction) * round_up(slots * chunk, cache_line_size)),
         m_mask(slots - 1),
         m_chunk(chunk) {}
@@ -62,10 +76,14 @@ class ring_view {
   }
   [[nodiscard]] std::atomic<std::uint32_t>& consumed() const { return m_consumed->value; }
   [[nodiscard]] std::atomic<std::uint32_t>& copied() const { return m_copied->value; }
+  [[nodiscard]] shared_copy_line& claim() const { return *m_claim; }
+  [[nodiscard]] std::atomic<std::uint32_t>& pieces_done() const { return m_done->pieces; }
 
  private:
   padded_flag* m_consumed = nullptr;
   padded_flag* m_copied = nullptr;
+  shared_copy_line* m_claim = nullptr;
+  shared_done_line* m_done = nullptr;
   std::byte* m_headers = nullptr;
   std::byte* m_data = nullptr;
   std::uint32_t m_mask = 0;

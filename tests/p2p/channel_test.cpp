@@ -13,7 +13,8 @@
 namespace {
 
 // Ring geometries and protocols: default; a tiny ring (4 slots of 256 B) so that every message
-// above a few hundred bytes wraps and stalls; single copy from 1 KiB; non-temporal receive copies.
+// above a few hundred bytes wraps and stalls; single copy from 1 KiB, by the receiver alone or
+// shared piece by piece with the sender (messages from 512 KiB); non-temporal receive copies.
 struct variant {
   const char* name;
   std::vector<std::pair<const char*, const char*>> settings;
@@ -22,7 +23,10 @@ const std::vector<variant>& variants() {
   static const std::vector<variant> all{
       {"default", {{"CACHECOMM_P2P_SINGLE_COPY", "off"}}},
       {"tiny_ring", {{"CACHECOMM_P2P_SLOTS", "4"}, {"CACHECOMM_P2P_CHUNK_BYTES", "256"}, {"CACHECOMM_P2P_SINGLE_COPY", "off"}}},
-      {"single_copy", {{"CACHECOMM_P2P_SINGLE_COPY", "auto"}, {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"}}},
+      {"single_copy", {{"CACHECOMM_P2P_SINGLE_COPY", "auto"}, {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"},
+                       {"CACHECOMM_P2P_SHARED_COPY_BYTES", "0"}}},
+      {"shared_copy", {{"CACHECOMM_P2P_SINGLE_COPY", "auto"}, {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"},
+                       {"CACHECOMM_P2P_SHARED_COPY_BYTES", "1"}}},
       {"nontemporal", {{"CACHECOMM_P2P_SINGLE_COPY", "off"}, {"CACHECOMM_P2P_NONTEMPORAL_BYTES", "4096"}}},
   };
   return all;
@@ -77,7 +81,7 @@ class channel_test : public ::testing::TestWithParam<int> {
   std::unique_ptr<cachecomm::channel> m_channel;
 };
 
-INSTANTIATE_TEST_SUITE_P(geometries, channel_test, ::testing::Range(0, 4),
+INSTANTIATE_TEST_SUITE_P(geometries, channel_test, ::testing::Range(0, 5),
                          [](const auto& info) { return std::string(variants()[static_cast<std::size_t>(info.param)].name); });
 
 TEST_P(channel_test, every_pair_every_size_intact) {
