@@ -79,7 +79,7 @@ void run_bandwidth(node_run& run) {
       };
       const int iterations = static_cast<int>(std::clamp<std::size_t>(
           run.pick<std::size_t>(1U << 20, 16U << 20, 64U << 20) / (bytes * window), 1, 200));
-      timing_plan plan{run.pick(1, 3, 5), run.pick(3, 9, 15), iterations};
+      timing_plan plan{run.pick(1, 3, 5), run.pick(3, 15, 21), iterations};
       auto times = measure_interleaved(mpi, {{"cachecomm", "channel", channel_window}, {"mpi", "default", mpi_window}}, plan);
       const double moved = static_cast<double>(bytes) * window * (both_ways ? 2 : 1);
       for (std::size_t which = 0; which < 2; ++which) {

@@ -60,7 +60,7 @@ void run_pingpong(node_run& run) {
         const int iterations = static_cast<int>(std::clamp<std::size_t>(
             (run.pick<std::size_t>(1U << 18, 4U << 20, 16U << 20)) / std::max<std::size_t>(bytes, 64), 2,
             run.pick<std::size_t>(50, oversubscribed ? 200 : 2000, oversubscribed ? 500 : 5000)));
-        timing_plan plan{run.pick(2, 20, 50), run.pick(3, 11, 21), iterations};
+        timing_plan plan{run.pick(2, 20, 50), run.pick(3, 21, 31), iterations};
         auto channel_trip = [&] {
           if (rank == source) {
             channel.send(outgoing.data(), bytes, target, 1);

@@ -160,7 +160,7 @@ void run_threads(node_run& run) {
   std::vector<int> counts{1};
   for (int threads = 2; threads <= std::max(2, 2 * cores); threads *= 2) counts.push_back(threads);
   if (run.level == effort::quick) counts = {1, 2};
-  overhead_plan plan{run.pick(20, 200, 1000), run.pick(5, 15, 30), 200};
+  overhead_plan plan{run.pick(20, 200, 1000), run.pick(5, 30, 50), 200};
   const int bodies = run.pick(256, 2048, 4096);
   on_rank_zero_alone(run.comm.mpi_comm(), [&] {
     double single = 0;
