@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cachecomm/barrier.hpp"
+#include "cachecomm/channel.hpp"
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
