@@ -224,10 +224,16 @@ std::pair<broadcast_algorithm, const char*> choose_broadcast(const detail::coll_
 }
 
 std::pair<reduce_algorithm, const char*> choose_reduce(const detail::coll_engine& engine, std::size_t bytes,
-                                                       reduce_algorithm requested, const char* setting) {
+                                                       reduce_algorithm requested, const char* setting,
+                                                       bool rooted) {
   if (requested != reduce_algorithm::automatic) return {requested, setting};
   if (bytes <= detail::coll_engine::slot_payload || engine.node_size() == 1) {
     return {reduce_algorithm::slots, "small message: one slot per rank, the reducer reads them in rank order"};
+  }
+  if (rooted && engine.oversubscribed() && bytes <= (128U << 10)) {
+    return {reduce_algorithm::slots,
+            "oversubscribed rooted reduce up to 128 KiB: the other ranks post and leave, one scheduler round "
+            "instead of the reduce-scatter's three"};
   }
   return {reduce_algorithm::reduce_scatter,
           "large message: each rank reduces one slice of every input (pipelined), then the slices are gathered"};
@@ -307,12 +313,12 @@ algorithm_choice explain_broadcast(comm& c, std::size_t bytes) {
 }
 algorithm_choice explain_reduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE");
+  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true);
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE");
+  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false);
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allgather(comm& c, std::size_t) {
@@ -359,7 +365,7 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic) {
-    algorithm = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE").first;
+    algorithm = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true).first;
   }
   auto& impl = c.impl();
   if (impl.single_node()) {
@@ -408,7 +414,7 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic) {
-    algorithm = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE").first;
+    algorithm = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false).first;
   }
   auto& impl = c.impl();
   if (impl.single_node()) {
