@@ -9,3 +9,4 @@
 #include "cachecomm/error.hpp"
 #include "cachecomm/version.hpp"
 #include "cachecomm/wait_policy.hpp"
+#include "cachecomm/window.hpp"
