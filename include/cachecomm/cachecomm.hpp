@@ -3,6 +3,7 @@
 
 #include "cachecomm/barrier.hpp"
 #include "cachecomm/comm.hpp"
+#include "cachecomm/comm_cache.hpp"
 #include "cachecomm/config.hpp"
 #include "cachecomm/datatype.hpp"
 #include "cachecomm/error.hpp"

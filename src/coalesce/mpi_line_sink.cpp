@@ -1,0 +1,141 @@
+#include "coalesce/mpi_line_sink.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "cachecomm/error.hpp"
+#include "core/mpi_check.hpp"
+
+namespace cachecomm::detail {
+
+namespace {
+// Message layout: [run count u64][run count × (offset u64, length u64)][payload].
+constexpr int line_message_tag = 0x6c1;
+
+MPI_Comm duplicate(MPI_Comm parent) {
+  MPI_Comm copy = MPI_COMM_NULL;
+  CACHECOMM_MPI(MPI_Comm_dup(parent, &copy));
+  return copy;
+}
+}  // namespace
+
+mpi_line_sink::mpi_line_sink(MPI_Comm parent, std::span<std::byte> local_window, std::size_t sends_in_flight)
+    : m_comm(duplicate(parent)), m_window(local_window), m_sends(sends_in_flight == 0 ? 1 : sends_in_flight) {
+  int size = 0;
+  CACHECOMM_MPI(MPI_Comm_size(m_comm.get(), &size));
+  m_sent_in_epoch.assign(static_cast<std::size_t>(size), 0);
+}
+
+mpi_line_sink::~mpi_line_sink() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (pending_send& slot : m_sends) {
+    if (slot.request != MPI_REQUEST_NULL) MPI_Wait(&slot.request, MPI_STATUS_IGNORE);
+  }
+}
+
+mpi_line_sink::pending_send& mpi_line_sink::free_send_slot() {
+  // Waiting for a slot keeps applying arrivals: the peer we wait on may be waiting on us.
+  for (;;) {
+    for (pending_send& slot : m_sends) {
+      if (slot.request == MPI_REQUEST_NULL) return slot;
+      int done = 0;
+      CACHECOMM_MPI(MPI_Test(&slot.request, &done, MPI_STATUS_IGNORE));
+      if (done) return slot;
+    }
+    progress();
+  }
+}
+
+void mpi_line_sink::send(int target, std::span<const line_run> runs, std::span<const std::byte> payload) {
+  pending_send& slot = free_send_slot();
+  const std::size_t header = sizeof(std::uint64_t) * (1 + 2 * runs.size());
+  const std::size_t total = header + payload.size();
+  if (total > static_cast<std::size_t>(INT32_MAX)) {
+    throw unsupported_error("cachecomm::comm_cache: message of " + std::to_string(total) +
+                            " bytes exceeds the 2 GiB an MPI count can describe");
+  }
+  slot.bytes.resize(total);
+  std::uint64_t count = runs.size();
+  std::memcpy(slot.bytes.data(), &count, sizeof count);
+  std::memcpy(slot.bytes.data() + sizeof count, runs.data(), runs.size() * sizeof(line_run));
+  if (!payload.empty()) std::memcpy(slot.bytes.data() + header, payload.data(), payload.size());
+  CACHECOMM_MPI(MPI_Isend(slot.bytes.data(), static_cast<int>(total), MPI_BYTE, target, line_message_tag,
+                          m_comm.get(), &slot.request));
+  ++m_sent_in_epoch[static_cast<std::size_t>(target)];
+}
+
+bool mpi_line_sink::test_sent() {
+  for (pending_send& slot : m_sends) {
+    if (slot.request == MPI_REQUEST_NULL) continue;
+    int done = 0;
+    CACHECOMM_MPI(MPI_Test(&slot.request, &done, MPI_STATUS_IGNORE));
+    if (!done) return false;
+  }
+  return true;
+}
+
+void mpi_line_sink::progress() {
+  for (;;) {
+    int arrived = 0;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    CACHECOMM_MPI(MPI_Improbe(MPI_ANY_SOURCE, line_message_tag, m_comm.get(), &arrived, &message, &status));
+    if (!arrived) return;
+    int bytes = 0;
+    CACHECOMM_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
+    m_receive_buffer.resize(static_cast<std::size_t>(bytes));
+    CACHECOMM_MPI(MPI_Mrecv(m_receive_buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE));
+    apply(m_receive_buffer, status.MPI_SOURCE);
+    ++m_received_in_epoch;
+  }
+}
+
+void mpi_line_sink::apply(std::span<const std::byte> message, int source) const {
+  auto malformed = [&](const std::string& why) {
+    return error("cachecomm::comm_cache: malformed line message from rank " + std::to_string(source) + ": " + why);
+  };
+  std::uint64_t count = 0;
+  if (message.size() < sizeof count) throw malformed("shorter than its header");
+  std::memcpy(&count, message.data(), sizeof count);
+  const std::size_t header = sizeof(std::uint64_t) * (1 + 2 * count);
+  if (count > message.size() || header > message.size()) throw malformed("run table exceeds the message");
+  const std::byte* source_bytes = message.data() + header;
+  std::size_t remaining = message.size() - header;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    line_run run;
+    std::memcpy(&run, message.data() + sizeof count + i * sizeof(line_run), sizeof run);
+    if (run.length > remaining || run.offset > m_window.size() || run.length > m_window.size() - run.offset) {
+      throw malformed("run at offset " + std::to_string(run.offset) + " of " + std::to_string(run.length) +
+                      " bytes falls outside the " + std::to_string(m_window.size()) + "-byte window");
+    }
+    std::memcpy(m_window.data() + run.offset, source_bytes, run.length);
+    source_bytes += run.length;
+    remaining -= run.length;
+  }
+}
+
+void mpi_line_sink::complete_epoch() {
+  // Each rank learns how many messages were sent to it, then applies until it has them all; sends
+  // and arrivals progress together so a rank blocked on a full peer cannot deadlock the epoch.
+  std::uint64_t expected = 0;
+  MPI_Request count_request = MPI_REQUEST_NULL;
+  CACHECOMM_MPI(MPI_Ireduce_scatter_block(m_sent_in_epoch.data(), &expected, 1, MPI_UINT64_T, MPI_SUM,
+                                          m_comm.get(), &count_request));
+  bool counted = false;
+  bool sent = false;
+  while (!counted || !sent || m_received_in_epoch < expected) {
+    progress();
+    if (!sent) sent = test_sent();
+    if (!counted) {
+      int done = 0;
+      CACHECOMM_MPI(MPI_Test(&count_request, &done, MPI_STATUS_IGNORE));
+      counted = done != 0;
+    }
+  }
+  m_received_in_epoch -= expected;
+  std::fill(m_sent_in_epoch.begin(), m_sent_in_epoch.end(), 0);
+}
+
+}  // namespace cachecomm::detail
