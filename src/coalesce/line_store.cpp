@@ -35,6 +35,10 @@ void validate_geometry(const cache_geometry& geometry) {
   }
   if (geometry.sets == 0) throw invalid_argument("cachecomm::comm_cache: the cache needs at least one set (sets = 0)");
   if (geometry.ways == 0) throw invalid_argument("cachecomm::comm_cache: the cache needs at least one way (ways = 0)");
+  if (geometry.ways > 64) {
+    throw invalid_argument("cachecomm::comm_cache: at most 64 ways (asked for " + std::to_string(geometry.ways) +
+                           "); use more sets for a larger cache");
+  }
   const std::size_t lines = geometry.sets * geometry.ways;
   if (lines / geometry.ways != geometry.sets || lines > max_cache_bytes / geometry.line_bytes) {
     throw invalid_argument("cachecomm::comm_cache: sets x ways x line size exceeds 1 GiB (" +
@@ -54,8 +58,12 @@ line_store::line_store(const cache_geometry& geometry, std::vector<line_sink*> s
   m_keys.assign(slots, empty_key);
   m_masks.assign(slots * m_mask_words, 0);
   m_data.resize(slots * geometry.line_bytes);
-  m_way_occupancy.assign(geometry.ways, 0);
+  m_way_sets.resize(geometry.ways);
   m_next_way.assign(geometry.sets, 0);
+  const std::uint64_t all_ways = geometry.ways == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << geometry.ways) - 1;
+  m_free_ways.assign(geometry.sets, all_ways);
+  m_target_counts.assign(m_sink_of_target.size() + 1, 0);
+  if (std::has_single_bit(geometry.sets)) m_set_mask = geometry.sets - 1;
 }
 
 std::size_t line_store::set_of(std::uint64_t key) const {
@@ -63,26 +71,27 @@ std::size_t line_store::set_of(std::uint64_t key) const {
   // stretch that leaves as one run); other targets start elsewhere.
   const std::uint64_t target = key >> target_shift;
   const std::uint64_t line = key & ((std::uint64_t{1} << target_shift) - 1);
-  return static_cast<std::size_t>((line + target * 0x9E3779B97F4A7C15ULL) % m_geometry.sets);
+  const std::uint64_t spread = line + target * 0x9E3779B97F4A7C15ULL;
+  return static_cast<std::size_t>(m_set_mask != 0 || m_geometry.sets == 1 ? spread & m_set_mask : spread % m_geometry.sets);
 }
 
-std::size_t line_store::choose_free_way(std::size_t set) {
-  const std::size_t ways = m_geometry.ways;
-  const std::size_t base = set * ways;
-  const std::size_t start = m_geometry.placement == placement_policy::round_robin ? m_next_way[set] : 0;
-  for (std::size_t step = 0; step < ways; ++step) {
-    const std::size_t way = (start + step) % ways;
-    if (m_keys[base + way] == empty_key) {
-      m_next_way[set] = (way + 1) % ways;
-      return way;
-    }
+std::size_t line_store::choose_free_way(std::size_t set) const {
+  const std::uint64_t free_ways = m_free_ways[set];
+  if (free_ways == 0) return m_geometry.ways;
+  if (m_geometry.placement == placement_policy::round_robin) {
+    // The nearest free way at or after the set's position, wrapping around.
+    const std::uint64_t at_or_after = free_ways & (~std::uint64_t{0} << m_next_way[set]);
+    if (at_or_after != 0) return static_cast<std::size_t>(std::countr_zero(at_or_after));
   }
-  return ways;
+  return static_cast<std::size_t>(std::countr_zero(free_ways));
 }
 
 std::size_t line_store::fullest_way() const {
-  return static_cast<std::size_t>(std::max_element(m_way_occupancy.begin(), m_way_occupancy.end()) -
-                                  m_way_occupancy.begin());
+  std::size_t fullest = 0;
+  for (std::size_t way = 1; way < m_way_sets.size(); ++way) {
+    if (m_way_sets[way].size() > m_way_sets[fullest].size()) fullest = way;
+  }
+  return fullest;
 }
 
 void line_store::write(int target, std::uint64_t offset, const std::byte* data, std::size_t bytes) {
@@ -104,27 +113,31 @@ void line_store::write_piece(int target, std::uint64_t line, std::size_t first, 
                              std::size_t bytes) {
   const std::uint64_t key = (static_cast<std::uint64_t>(target) << target_shift) | line;
   const std::size_t set = set_of(key);
-  const std::size_t base = set * m_geometry.ways;
-  std::size_t slot = base + m_geometry.ways;
-  for (std::size_t way = 0; way < m_geometry.ways; ++way) {
+  const std::size_t ways = m_geometry.ways;
+  const std::size_t base = set * ways;
+  std::size_t hit = ways;
+  for (std::size_t way = 0; way < ways; ++way) {
     if (m_keys[base + way] == key) {
-      slot = base + way;
+      hit = way;
       break;
     }
   }
-  if (slot < base + m_geometry.ways) {
+  std::size_t slot = base + hit;
+  if (hit < ways) {
     ++m_statistics.merges;
   } else {
     std::size_t way = choose_free_way(set);
-    if (way == m_geometry.ways) {
+    if (way == ways) {
       // Conflict miss: the fullest way leaves as one message per target, freeing a way in every set.
       ++m_statistics.conflict_misses;
       way = fullest_way();
       evict_way(way);
     }
+    m_next_way[set] = way + 1 == ways ? 0 : way + 1;
+    m_free_ways[set] &= ~(std::uint64_t{1} << way);
     slot = base + way;
     m_keys[slot] = key;
-    ++m_way_occupancy[way];
+    m_way_sets[way].push_back(static_cast<std::uint32_t>(set));
     ++m_statistics.line_inserts;
   }
   std::memcpy(m_data.data() + slot * m_geometry.line_bytes + first, data, bytes);
@@ -132,13 +145,10 @@ void line_store::write_piece(int target, std::uint64_t line, std::size_t first, 
 }
 
 void line_store::evict_way(std::size_t way) {
+  // The way's list holds its sets in insertion order: no scan over empty sets, and a stream
+  // leaves in address order (adjacent lines become one run).
   m_slot_scratch.clear();
-  for (std::size_t set = 0; set < m_geometry.sets; ++set) {
-    const std::size_t slot = set * m_geometry.ways + way;
-    if (m_keys[slot] != empty_key) m_slot_scratch.push_back(slot);
-  }
-  std::sort(m_slot_scratch.begin(), m_slot_scratch.end(),
-            [&](std::size_t a, std::size_t b) { return m_keys[a] < m_keys[b]; });
+  for (std::uint32_t set : m_way_sets[way]) m_slot_scratch.push_back(set * m_geometry.ways + way);
   send_slots(m_slot_scratch);
 }
 
@@ -147,8 +157,6 @@ void line_store::flush_all() {
   for (std::size_t slot = 0; slot < m_keys.size(); ++slot) {
     if (m_keys[slot] != empty_key) m_slot_scratch.push_back(slot);
   }
-  std::sort(m_slot_scratch.begin(), m_slot_scratch.end(),
-            [&](std::size_t a, std::size_t b) { return m_keys[a] < m_keys[b]; });
   send_slots(m_slot_scratch);
 }
 
@@ -156,16 +164,6 @@ void line_store::append_line_runs(std::size_t slot, std::uint64_t line_offset) {
   const std::size_t line_bytes = m_geometry.line_bytes;
   const std::uint64_t* mask = m_masks.data() + slot * m_mask_words;
   const std::byte* data = m_data.data() + slot * line_bytes;
-  auto append = [&](std::size_t first, std::size_t length) {
-    const std::uint64_t offset = line_offset + first;
-    // Runs that touch extend each other: their bytes are already adjacent in the payload.
-    if (!m_runs.empty() && m_runs.back().offset + m_runs.back().length == offset) {
-      m_runs.back().length += length;
-    } else {
-      m_runs.push_back(line_run{offset, length});
-    }
-    m_payload.insert(m_payload.end(), data + first, data + first + length);
-  };
   bool full = true;
   for (std::size_t word = 0; word < m_mask_words && full; ++word) {
     const std::size_t bits = std::min<std::size_t>(64, line_bytes - word * 64);
@@ -173,9 +171,10 @@ void line_store::append_line_runs(std::size_t slot, std::uint64_t line_offset) {
     full = mask[word] == all;
   }
   if (full) {
-    append(0, line_bytes);
+    m_message.append(line_offset, data, line_bytes);
     return;
   }
+  // Only the bytes the program wrote travel: a partial line must not overwrite the target's others.
   for (std::size_t index = 0; index < line_bytes;) {
     if (!mask_bit(mask, index)) {
       ++index;
@@ -183,30 +182,52 @@ void line_store::append_line_runs(std::size_t slot, std::uint64_t line_offset) {
     }
     std::size_t end = index;
     while (end < line_bytes && mask_bit(mask, end)) ++end;
-    append(index, end - index);
+    m_message.append(line_offset + index, data + index, end - index);
     index = end;
   }
 }
 
+void line_store::group_by_target(std::vector<std::size_t>& slots) {
+  // Counting sort by target, keeping set order within a target (a comparison sort of a 1024-line
+  // way costs more than the writes that filled it). One line address is cached at most once, so
+  // the order of lines inside a message does not matter for correctness.
+  const std::uint64_t first_target = m_keys[slots.front()] >> target_shift;
+  const bool one_target = std::all_of(slots.begin(), slots.end(), [&](std::size_t slot) {
+    return (m_keys[slot] >> target_shift) == first_target;
+  });
+  if (one_target) return;
+  std::fill(m_target_counts.begin(), m_target_counts.end(), 0);
+  for (std::size_t slot : slots) ++m_target_counts[(m_keys[slot] >> target_shift) + 1];
+  for (std::size_t target = 1; target < m_target_counts.size(); ++target) m_target_counts[target] += m_target_counts[target - 1];
+  m_grouped.resize(slots.size());
+  for (std::size_t slot : slots) m_grouped[m_target_counts[m_keys[slot] >> target_shift]++] = slot;
+  slots.swap(m_grouped);
+}
+
 void line_store::send_slots(std::vector<std::size_t>& slots) {
+  if (slots.empty()) return;
+  group_by_target(slots);
   const std::uint64_t line_mask = (std::uint64_t{1} << target_shift) - 1;
   std::size_t begin = 0;
   while (begin < slots.size()) {
     const std::uint64_t target = m_keys[slots[begin]] >> target_shift;
-    m_runs.clear();
-    m_payload.clear();
+    m_message.clear();
     std::size_t end = begin;
     for (; end < slots.size() && (m_keys[slots[end]] >> target_shift) == target; ++end) {
       append_line_runs(slots[end], (m_keys[slots[end]] & line_mask) * m_geometry.line_bytes);
     }
-    m_sink_of_target[target]->send(static_cast<int>(target), m_runs, m_payload);
-    record_message(m_payload.size());
+    const std::size_t payload_bytes = m_message.payload_bytes();
+    m_sink_of_target[target]->send(static_cast<int>(target), m_message);
+    record_message(payload_bytes);
     begin = end;
   }
   for (std::size_t slot : slots) {
     m_keys[slot] = empty_key;
     std::fill_n(m_masks.data() + slot * m_mask_words, m_mask_words, 0);
-    --m_way_occupancy[slot % m_geometry.ways];
+  }
+  for (std::size_t slot : slots) {
+    m_way_sets[slot % m_geometry.ways].clear();
+    m_free_ways[slot / m_geometry.ways] |= std::uint64_t{1} << (slot % m_geometry.ways);
   }
 }
 

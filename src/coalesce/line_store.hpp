@@ -31,12 +31,13 @@ class line_store {
   static constexpr unsigned target_shift = 44;  // key = target << 44 | line index
 
   [[nodiscard]] std::size_t set_of(std::uint64_t key) const;
-  [[nodiscard]] std::size_t choose_free_way(std::size_t set);
+  [[nodiscard]] std::size_t choose_free_way(std::size_t set) const;
   [[nodiscard]] std::size_t fullest_way() const;
   void write_piece(int target, std::uint64_t line, std::size_t first, const std::byte* data, std::size_t bytes);
   void evict_way(std::size_t way);
   /// Sends the lines in `slots` (valid, sorted by key) as one message per target, then frees them.
   void send_slots(std::vector<std::size_t>& slots);
+  void group_by_target(std::vector<std::size_t>& slots);
   void append_line_runs(std::size_t slot, std::uint64_t line_offset);
   void record_message(std::size_t payload_bytes);
 
@@ -48,13 +49,16 @@ class line_store {
   std::vector<std::uint64_t> m_keys;    ///< slot = set * ways + way
   std::vector<std::uint64_t> m_masks;   ///< m_mask_words per slot, bit i = byte i is valid
   std::vector<std::byte> m_data;        ///< line_bytes per slot
-  std::vector<std::size_t> m_way_occupancy;
+  std::vector<std::vector<std::uint32_t>> m_way_sets;  ///< occupied sets of each way (its occupancy)
   std::vector<std::size_t> m_next_way;  ///< round-robin position per set
+  std::vector<std::uint64_t> m_free_ways;  ///< bit w set: way w of the set is free
+  std::size_t m_set_mask = 0;           ///< sets - 1 when sets is a power of two (no division)
 
   // Scratch for building messages (kept to avoid allocating per eviction).
   std::vector<std::size_t> m_slot_scratch;
-  std::vector<line_run> m_runs;
-  std::vector<std::byte> m_payload;
+  std::vector<std::size_t> m_grouped;
+  std::vector<std::size_t> m_target_counts;
+  line_message m_message;
 };
 
 }  // namespace cachecomm::detail

@@ -9,7 +9,6 @@
 namespace cachecomm::detail {
 
 namespace {
-// Message layout: [run count u64][run count × (offset u64, length u64)][payload].
 constexpr int line_message_tag = 0x6c1;
 
 MPI_Comm duplicate(MPI_Comm parent) {
@@ -48,19 +47,15 @@ mpi_line_sink::pending_send& mpi_line_sink::free_send_slot() {
   }
 }
 
-void mpi_line_sink::send(int target, std::span<const line_run> runs, std::span<const std::byte> payload) {
-  pending_send& slot = free_send_slot();
-  const std::size_t header = sizeof(std::uint64_t) * (1 + 2 * runs.size());
-  const std::size_t total = header + payload.size();
+void mpi_line_sink::send(int target, line_message& message) {
+  const std::size_t total = message.bytes().size();
   if (total > static_cast<std::size_t>(INT32_MAX)) {
     throw unsupported_error("cachecomm::comm_cache: message of " + std::to_string(total) +
                             " bytes exceeds the 2 GiB an MPI count can describe");
   }
-  slot.bytes.resize(total);
-  std::uint64_t count = runs.size();
-  std::memcpy(slot.bytes.data(), &count, sizeof count);
-  std::memcpy(slot.bytes.data() + sizeof count, runs.data(), runs.size() * sizeof(line_run));
-  if (!payload.empty()) std::memcpy(slot.bytes.data() + header, payload.data(), payload.size());
+  pending_send& slot = free_send_slot();
+  // The slot keeps the bytes until MPI is done with them; the message gets the slot's old buffer.
+  message.swap_buffer(slot.bytes);
   CACHECOMM_MPI(MPI_Isend(slot.bytes.data(), static_cast<int>(total), MPI_BYTE, target, line_message_tag,
                           m_comm.get(), &slot.request));
   ++m_sent_in_epoch[static_cast<std::size_t>(target)];
@@ -93,27 +88,11 @@ void mpi_line_sink::progress() {
 }
 
 void mpi_line_sink::apply(std::span<const std::byte> message, int source) const {
-  auto malformed = [&](const std::string& why) {
-    return error("cachecomm::comm_cache: malformed line message from rank " + std::to_string(source) + ": " + why);
-  };
-  std::uint64_t count = 0;
-  if (message.size() < sizeof count) throw malformed("shorter than its header");
-  std::memcpy(&count, message.data(), sizeof count);
-  const std::size_t header = sizeof(std::uint64_t) * (1 + 2 * count);
-  if (count > message.size() || header > message.size()) throw malformed("run table exceeds the message");
-  const std::byte* source_bytes = message.data() + header;
-  std::size_t remaining = message.size() - header;
-  for (std::uint64_t i = 0; i < count; ++i) {
-    line_run run;
-    std::memcpy(&run, message.data() + sizeof count + i * sizeof(line_run), sizeof run);
-    if (run.length > remaining || run.offset > m_window.size() || run.length > m_window.size() - run.offset) {
-      throw malformed("run at offset " + std::to_string(run.offset) + " of " + std::to_string(run.length) +
-                      " bytes falls outside the " + std::to_string(m_window.size()) + "-byte window");
-    }
-    std::memcpy(m_window.data() + run.offset, source_bytes, run.length);
-    source_bytes += run.length;
-    remaining -= run.length;
-  }
+  std::byte* window = m_window.data();
+  line_message::for_each_record(message, m_window.size(), source,
+                                [window](std::uint64_t offset, const std::byte* data, std::size_t length) {
+                                  std::memcpy(window + offset, data, length);
+                                });
 }
 
 void mpi_line_sink::complete_epoch() {

@@ -1,4 +1,4 @@
-// Line sink between nodes: one MPI message per send carries the runs' offsets and bytes; the
+// Line sink between nodes: one MPI message per send carries the records' offsets and bytes; the
 // target applies it to its window when it progresses (in write, flush, fence or progress()).
 #pragma once
 
@@ -21,7 +21,7 @@ class mpi_line_sink final : public line_sink {
   mpi_line_sink(const mpi_line_sink&) = delete;
   mpi_line_sink& operator=(const mpi_line_sink&) = delete;
 
-  void send(int target, std::span<const line_run> runs, std::span<const std::byte> payload) override;
+  void send(int target, line_message& message) override;
   [[nodiscard]] bool test_sent() override;
   void progress() override;
   /// Collective: completes this rank's sends and returns once every message sent to this rank

@@ -11,7 +11,6 @@
 using cachecomm::cache_geometry;
 using cachecomm::cache_statistics;
 using cachecomm::placement_policy;
-using cachecomm::detail::line_run;
 using cachecomm::detail::line_sink;
 using cachecomm::detail::line_store;
 
@@ -21,17 +20,18 @@ namespace {
 class recording_sink final : public line_sink {
  public:
   recording_sink(int targets, std::size_t window) : windows(static_cast<std::size_t>(targets), std::vector<std::byte>(window)) {}
-  void send(int target, std::span<const line_run> runs, std::span<const std::byte> payload) override {
-    const std::byte* source = payload.data();
+  void send(int target, cachecomm::detail::line_message& message) override {
     std::size_t bytes = 0;
-    for (const line_run& run : runs) {
-      std::memcpy(windows[static_cast<std::size_t>(target)].data() + run.offset, source, run.length);
-      source += run.length;
-      bytes += run.length;
-    }
-    EXPECT_EQ(bytes, payload.size());
-    message_bytes.push_back(payload.size());
-    message_runs.push_back(runs.size());
+    auto& window = windows[static_cast<std::size_t>(target)];
+    cachecomm::detail::line_message::for_each_record(message.bytes(), window.size(), target,
+                                                     [&](std::uint64_t offset, const std::byte* data, std::size_t length) {
+                                                       std::memcpy(window.data() + offset, data, length);
+                                                       bytes += length;
+                                                     });
+    EXPECT_EQ(bytes, message.payload_bytes());
+    message_bytes.push_back(message.payload_bytes());
+    message_runs.push_back(message.records());
+    message.clear();
   }
   bool test_sent() override { return true; }
   void progress() override {}
