@@ -28,7 +28,7 @@ struct node_topology {
   int ranks_sharing_memory = 1;    ///< ranks of the job on this machine (may exceed node_size when split)
   bool oversubscribed = false;     ///< ranks_sharing_memory > cores_available
   std::vector<int> node_ranks;     ///< communicator rank of each node rank
-  std::vector<int> core_of_node_rank;  ///< processing unit each node rank last ran on (-1 if unknown)
+  std::vector<int> core_of_node_rank;  ///< core (hwloc logical index) each node rank last ran on, -1 if unknown
 };
 
 class comm {

@@ -186,7 +186,7 @@ void comm_impl::split_nodes() {
   const auto node_size = static_cast<std::size_t>(m_topology.node_size);
   m_topology.node_ranks.resize(node_size);
   CACHECOMM_MPI(MPI_Allgather(&m_rank, 1, MPI_INT, m_topology.node_ranks.data(), 1, MPI_INT, node()));
-  int unit = current_processing_unit();
+  int unit = current_core();
   m_topology.core_of_node_rank.resize(node_size);
   CACHECOMM_MPI(MPI_Allgather(&unit, 1, MPI_INT, m_topology.core_of_node_rank.data(), 1, MPI_INT, node()));
 

@@ -31,11 +31,17 @@ class hwloc_topology {
   hwloc_topology_t m_topology = nullptr;
 };
 
+// The topology is loaded once and kept: later questions (where am I running?) reuse it.
+const hwloc_topology& shared_topology() {
+  static const hwloc_topology topology;
+  return topology;
+}
+
 machine_description describe() {
   machine_description machine;
   std::array<char, 256> host{};
   if (::gethostname(host.data(), host.size() - 1) == 0) machine.host = host.data();
-  hwloc_topology topology;
+  const hwloc_topology& topology = shared_topology();
   if (topology.get() == nullptr) {
     long online = ::sysconf(_SC_NPROCESSORS_ONLN);
     machine.cores = machine.processing_units = online > 0 ? static_cast<int>(online) : 1;
@@ -63,9 +69,18 @@ const machine_description& this_machine() {
   return machine;
 }
 
-int current_processing_unit() {
-  int cpu = ::sched_getcpu();
-  return cpu >= 0 ? cpu : -1;
+int current_core() {
+  hwloc_topology_t topology = shared_topology().get();
+  if (topology == nullptr) return -1;
+  hwloc_bitmap_t where = hwloc_bitmap_alloc();
+  int core = -1;
+  if (where != nullptr && hwloc_get_last_cpu_location(topology, where, HWLOC_CPUBIND_THREAD) == 0) {
+    hwloc_obj_t unit = hwloc_get_pu_obj_by_os_index(topology, static_cast<unsigned>(hwloc_bitmap_first(where)));
+    hwloc_obj_t core_object = unit == nullptr ? nullptr : hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_CORE, unit);
+    if (core_object != nullptr) core = static_cast<int>(core_object->logical_index);
+  }
+  hwloc_bitmap_free(where);
+  return core;
 }
 
 }  // namespace cachecomm::detail

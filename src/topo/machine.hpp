@@ -15,7 +15,7 @@ struct machine_description {
 /// Loaded on first use and cached for the life of the process.
 [[nodiscard]] const machine_description& this_machine();
 
-/// Processing unit (OS index) this thread last ran on, or -1.
-[[nodiscard]] int current_processing_unit();
+/// Core (hwloc logical index) this thread last ran on, or -1 when hwloc cannot tell.
+[[nodiscard]] int current_core();
 
 }  // namespace cachecomm::detail
