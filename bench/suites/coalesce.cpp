@@ -68,20 +68,25 @@ std::vector<std::uint64_t> make_offsets(const std::string& pattern, const coales
 
 // Windows, sinks and the MPI window the baselines use (the caches bring their own).
 struct baseline_path {
-  baseline_path(comm& communicator, std::size_t window, bool over_mpi) : impl(communicator.impl()), mpi(over_mpi) {
+  baseline_path(comm& communicator, std::size_t window, bool over_mpi)
+      : impl(communicator.impl()), mpi(over_mpi) {
     const auto& topology = impl.topology();
-    segment = detail::shm_segment(impl.node(), window * static_cast<std::size_t>(topology.node_size));
+    segment =
+        detail::shm_segment(impl.node(), window * static_cast<std::size_t>(topology.node_size));
     own_window = segment.bytes_at(window * static_cast<std::size_t>(topology.node_rank), window);
     std::vector<std::byte*> window_of_rank(static_cast<std::size_t>(impl.size()), nullptr);
     for (int node_rank = 0; node_rank < topology.node_size; ++node_rank) {
-      window_of_rank[static_cast<std::size_t>(topology.node_ranks[static_cast<std::size_t>(node_rank)])] =
+      window_of_rank[static_cast<std::size_t>(
+          topology.node_ranks[static_cast<std::size_t>(node_rank)])] =
           segment.bytes_at(window * static_cast<std::size_t>(node_rank), window);
     }
     target_window = window_of_rank[target_rank];
     shm_sink = std::make_unique<detail::shm_line_sink>(window_of_rank);
     if (mpi) {
-      mpi_sink = std::make_unique<detail::mpi_line_sink>(impl.world(), std::span<std::byte>(own_window, window));
-      MPI_Win_create(own_window, static_cast<MPI_Aint>(window), 1, MPI_INFO_NULL, impl.world(), &put_window);
+      mpi_sink = std::make_unique<detail::mpi_line_sink>(impl.world(),
+                                                         std::span<std::byte>(own_window, window));
+      MPI_Win_create(own_window, static_cast<MPI_Aint>(window), 1, MPI_INFO_NULL, impl.world(),
+                     &put_window);
       MPI_Win_lock_all(MPI_MODE_NOCHECK, put_window);
     }
   }
@@ -94,7 +99,9 @@ struct baseline_path {
   baseline_path(const baseline_path&) = delete;
   baseline_path& operator=(const baseline_path&) = delete;
 
-  [[nodiscard]] detail::line_sink& sink() { return mpi ? static_cast<detail::line_sink&>(*mpi_sink) : *shm_sink; }
+  [[nodiscard]] detail::line_sink& sink() {
+    return mpi ? static_cast<detail::line_sink&>(*mpi_sink) : *shm_sink;
+  }
   /// What ends every timed iteration: the target has applied everything and all ranks know it.
   void close_epoch() {
     if (mpi_sink) mpi_sink->complete_epoch();
@@ -115,7 +122,8 @@ json histogram_json(const cache_statistics& statistics) {
   json histogram = json::object();
   for (std::size_t bucket = 0; bucket < statistics.message_size_histogram.size(); ++bucket) {
     if (statistics.message_size_histogram[bucket] != 0) {
-      histogram[std::to_string(std::size_t{1} << bucket)] = statistics.message_size_histogram[bucket];
+      histogram[std::to_string(std::size_t{1} << bucket)] =
+          statistics.message_size_histogram[bucket];
     }
   }
   return histogram;
@@ -125,19 +133,34 @@ class coalesce_suite final : public suite {
  public:
   [[nodiscard]] std::string name() const override { return "coalesce"; }
   [[nodiscard]] std::string description() const override {
-    return "Communication cache: small remote writes coalesced into large messages, beside per-write sends and "
+    return "Communication cache: small remote writes coalesced into large messages, beside "
+           "per-write sends and "
            "per-destination buffering";
   }
   void add_options(CLI::App& command) override {
-    command.add_option("--paths", m_options.paths, "mpi (forced node split) and/or shm")->delimiter(',')->capture_default_str();
-    command.add_option("--patterns", m_options.patterns, "random, streaming, repeated")->delimiter(',')->capture_default_str();
-    command.add_option("--sets", m_options.sets, "Cache sets to sweep")->delimiter(',')->capture_default_str();
-    command.add_option("--ways", m_options.ways, "Cache ways to sweep")->delimiter(',')->capture_default_str();
+    command.add_option("--paths", m_options.paths, "mpi (forced node split) and/or shm")
+        ->delimiter(',')
+        ->capture_default_str();
+    command.add_option("--patterns", m_options.patterns, "random, streaming, repeated")
+        ->delimiter(',')
+        ->capture_default_str();
+    command.add_option("--sets", m_options.sets, "Cache sets to sweep")
+        ->delimiter(',')
+        ->capture_default_str();
+    command.add_option("--ways", m_options.ways, "Cache ways to sweep")
+        ->delimiter(',')
+        ->capture_default_str();
     command.add_option("--line", m_options.line_bytes, "Cache line bytes")->capture_default_str();
-    command.add_option("--writes", m_options.writes, "Writes per timed iteration")->capture_default_str();
-    command.add_option("--window-mib", m_options.window_mib, "Target window size in MiB")->capture_default_str();
-    command.add_option("--aggregate-bytes", m_options.aggregate_bytes, "Per-destination buffer of the aggregation baseline")->capture_default_str();
-    command.add_option("--batches", m_options.plan.batches, "Samples per candidate")->capture_default_str();
+    command.add_option("--writes", m_options.writes, "Writes per timed iteration")
+        ->capture_default_str();
+    command.add_option("--window-mib", m_options.window_mib, "Target window size in MiB")
+        ->capture_default_str();
+    command
+        .add_option("--aggregate-bytes", m_options.aggregate_bytes,
+                    "Per-destination buffer of the aggregation baseline")
+        ->capture_default_str();
+    command.add_option("--batches", m_options.plan.batches, "Samples per candidate")
+        ->capture_default_str();
   }
 
   int run(const common_options& common) override {
@@ -157,40 +180,51 @@ class coalesce_suite final : public suite {
     report results("coalesce", MPI_COMM_WORLD);
     const bool print = world_rank == 0 && !common.quiet;
     if (world_size < 2) {
-      if (world_rank == 0) std::fprintf(stderr, "cachecomm-bench coalesce: needs at least 2 ranks\n");
+      if (world_rank == 0)
+        std::fprintf(stderr, "cachecomm-bench coalesce: needs at least 2 ranks\n");
       return 2;
     }
     if (print) {
-      std::printf("cachecomm-bench coalesce: rank %d writes %zu x %zu B per iteration into rank %d's %zu MiB window%s\n",
-                  writer_rank, options.writes, options.write_bytes, target_rank, options.window_mib,
-                  results.oversubscribed() ? " (OVERSUBSCRIBED: ranks outnumber cores)" : "");
+      std::printf(
+          "cachecomm-bench coalesce: rank %d writes %zu x %zu B per iteration into rank %d's %zu "
+          "MiB window%s\n",
+          writer_rank, options.writes, options.write_bytes, target_rank, options.window_mib,
+          results.oversubscribed() ? " (OVERSUBSCRIBED: ranks outnumber cores)" : "");
     }
     for (const std::string& path : options.paths) {
       config settings = config::from_environment();
       if (path == "mpi") settings.set("CACHECOMM_RANKS_PER_NODE", "1");
       comm communicator(MPI_COMM_WORLD, settings);
       const auto& node_ranks = communicator.topology().node_ranks;
-      const bool target_on_node = std::find(node_ranks.begin(), node_ranks.end(), target_rank) != node_ranks.end();
-      int mismatch = (path == "shm" && communicator.rank() == writer_rank && !target_on_node) ? 1 : 0;
+      const bool target_on_node =
+          std::find(node_ranks.begin(), node_ranks.end(), target_rank) != node_ranks.end();
+      int mismatch =
+          (path == "shm" && communicator.rank() == writer_rank && !target_on_node) ? 1 : 0;
       MPI_Allreduce(MPI_IN_PLACE, &mismatch, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-      if (path != "mpi" && path != "shm") throw invalid_argument("cachecomm-bench coalesce: unknown path '" + path + "'");
+      if (path != "mpi" && path != "shm")
+        throw invalid_argument("cachecomm-bench coalesce: unknown path '" + path + "'");
       if (mismatch != 0) {
-        results.note("shm path skipped: ranks 0 and 1 are not on one node (CACHECOMM_RANKS_PER_NODE set?)");
+        results.note(
+            "shm path skipped: ranks 0 and 1 are not on one node (CACHECOMM_RANKS_PER_NODE set?)");
         continue;
       }
       const std::size_t first = results.document()["results"].size();
-      for (const std::string& pattern : options.patterns) run_pattern(communicator, path, pattern, options, results);
+      for (const std::string& pattern : options.patterns)
+        run_pattern(communicator, path, pattern, options, results);
       if (print) {
         std::printf("\n== %s path ==\n", path.c_str());
         json slice = json::array();
-        for (std::size_t i = first; i < results.document()["results"].size(); ++i) slice.push_back(results.document()["results"][i]);
-        print_table(slice, {"pattern", "algorithm", "sets", "ways", "placement", "gbps", "fraction_of_limit",
-                            "vs_alone", "vs_aggregate", "avg_message_bytes", "messages_per_iter", "merges_per_iter",
-                            "median_us"});
+        for (std::size_t i = first; i < results.document()["results"].size(); ++i)
+          slice.push_back(results.document()["results"][i]);
+        print_table(slice, {"pattern", "algorithm", "sets", "ways", "placement", "gbps",
+                            "fraction_of_limit", "vs_alone", "vs_aggregate", "avg_message_bytes",
+                            "messages_per_iter", "merges_per_iter", "median_us"});
       }
     }
-    results.note("fraction_of_limit: payload bandwidth over that of one " + std::to_string(options.large_bytes) +
-                 "-byte message on the same path (mpi: a line message applied at the target; shm: memcpy)");
+    results.note(
+        "fraction_of_limit: payload bandwidth over that of one " +
+        std::to_string(options.large_bytes) +
+        "-byte message on the same path (mpi: a line message applied at the target; shm: memcpy)");
     if (world_rank == 0 && !common.json_path.empty()) results.write(common.json_path);
     return 0;
   }
@@ -209,47 +243,58 @@ class coalesce_suite final : public suite {
     baseline_path base(communicator, window, over_mpi);
     long slice = 0;
     auto prepare = [&slice](long iteration) { slice = iteration % offset_slices; };
-    auto offsets_now = [&] { return offsets.data() + static_cast<std::size_t>(slice) * options.writes; };
+    auto offsets_now = [&] {
+      return offsets.data() + static_cast<std::size_t>(slice) * options.writes;
+    };
 
-    std::vector<detail::line_sink*> sinks(static_cast<std::size_t>(communicator.size()), &base.sink());
+    std::vector<detail::line_sink*> sinks(static_cast<std::size_t>(communicator.size()),
+                                          &base.sink());
     auto aggregator = std::make_shared<detail::record_aggregator>(sinks, options.aggregate_bytes);
     long aggregate_iterations = 0;
     auto aggregate_operation = [&] {
       if (writer) {
         const std::uint64_t* now = offsets_now();
-        for (std::size_t i = 0; i < options.writes; ++i) aggregator->write(target_rank, now[i], data_of(i), options.write_bytes);
+        for (std::size_t i = 0; i < options.writes; ++i)
+          aggregator->write(target_rank, now[i], data_of(i), options.write_bytes);
         aggregator->flush();
         ++aggregate_iterations;
       }
       base.close_epoch();
     };
-    const std::string aggregate_name = "aggregate-" + std::to_string(options.aggregate_bytes / 1024) + "KiB";
+    const std::string aggregate_name =
+        "aggregate-" + std::to_string(options.aggregate_bytes / 1024) + "KiB";
 
     // Baselines: every write alone, per-destination buffering, one large message.
     std::vector<candidate> baselines;
     if (over_mpi) {
-      baselines.push_back({"mpi", "put-per-write", [&] {
+      baselines.push_back({"mpi", "put-per-write",
+                           [&] {
                              if (writer) {
                                const std::uint64_t* now = offsets_now();
                                for (std::size_t i = 0; i < options.writes; ++i) {
-                                 MPI_Put(data_of(i), static_cast<int>(options.write_bytes), MPI_BYTE, target_rank,
-                                         static_cast<MPI_Aint>(now[i]), static_cast<int>(options.write_bytes), MPI_BYTE,
+                                 MPI_Put(data_of(i), static_cast<int>(options.write_bytes),
+                                         MPI_BYTE, target_rank, static_cast<MPI_Aint>(now[i]),
+                                         static_cast<int>(options.write_bytes), MPI_BYTE,
                                          base.put_window);
                                  MPI_Win_flush(target_rank, base.put_window);
                                }
                              }
                              base.close_epoch();
-                           }, prepare});
+                           },
+                           prepare});
     } else {
-      baselines.push_back({"cachecomm", "store-per-write", [&] {
+      baselines.push_back({"cachecomm", "store-per-write",
+                           [&] {
                              if (writer) {
                                const std::uint64_t* now = offsets_now();
                                for (std::size_t i = 0; i < options.writes; ++i) {
-                                 std::memcpy(base.target_window + now[i], data_of(i), options.write_bytes);
+                                 std::memcpy(base.target_window + now[i], data_of(i),
+                                             options.write_bytes);
                                }
                              }
                              base.close_epoch();
-                           }, prepare});
+                           },
+                           prepare});
     }
     baselines.push_back({"cachecomm", aggregate_name, aggregate_operation, prepare});
     std::vector<std::byte> large(options.large_bytes, std::byte{3});
@@ -264,8 +309,9 @@ class coalesce_suite final : public suite {
     if (over_mpi) {
       baselines.push_back({"mpi", "put-large", [&] {
                              if (writer) {
-                               MPI_Put(large.data(), static_cast<int>(large.size()), MPI_BYTE, target_rank, 0,
-                                       static_cast<int>(large.size()), MPI_BYTE, base.put_window);
+                               MPI_Put(large.data(), static_cast<int>(large.size()), MPI_BYTE,
+                                       target_rank, 0, static_cast<int>(large.size()), MPI_BYTE,
+                                       base.put_window);
                                MPI_Win_flush(target_rank, base.put_window);
                              }
                              base.close_epoch();
@@ -276,8 +322,12 @@ class coalesce_suite final : public suite {
     const double large_gbps = static_cast<double>(options.large_bytes) / times[2].median * 1e-3;
     const int timed_iterations = options.plan.batches * options.plan.iterations_per_batch;
     auto row = [&](const candidate& entry) {
-      return json{{"op", "coalesce"}, {"path", path}, {"pattern", pattern}, {"impl", entry.impl},
-                  {"algorithm", entry.algorithm}, {"iters", timed_iterations}};
+      return json{{"op", "coalesce"},
+                  {"path", path},
+                  {"pattern", pattern},
+                  {"impl", entry.impl},
+                  {"algorithm", entry.algorithm},
+                  {"iters", timed_iterations}};
     };
     for (std::size_t i = 0; i < baselines.size(); ++i) {
       const bool large_message = i >= 2;
@@ -294,8 +344,10 @@ class coalesce_suite final : public suite {
         fields["messages_per_iter"] = options.writes;
       }
       if (i == 1 && aggregate_iterations > 0) {
-        fields["avg_message_bytes"] = static_cast<double>(aggregator->payload_bytes()) / static_cast<double>(aggregator->messages());
-        fields["messages_per_iter"] = static_cast<double>(aggregator->messages()) / static_cast<double>(aggregate_iterations);
+        fields["avg_message_bytes"] = static_cast<double>(aggregator->payload_bytes()) /
+                                      static_cast<double>(aggregator->messages());
+        fields["messages_per_iter"] =
+            static_cast<double>(aggregator->messages()) / static_cast<double>(aggregate_iterations);
       }
       if (i == 1) fields["buffer_bytes"] = options.aggregate_bytes;
       results.add(fields, times[i]);
@@ -306,24 +358,28 @@ class coalesce_suite final : public suite {
       for (std::size_t ways : options.ways) {
         std::vector<std::unique_ptr<comm_cache>> caches;
         std::vector<long> iterations;
-        for (placement_policy placement : {placement_policy::first_free, placement_policy::round_robin}) {
+        for (placement_policy placement :
+             {placement_policy::first_free, placement_policy::round_robin}) {
           caches.push_back(std::make_unique<comm_cache>(
               communicator, window, cache_geometry{options.line_bytes, sets, ways, placement}));
         }
         iterations.assign(caches.size(), 0);
         std::vector<candidate> candidates;
         for (std::size_t c = 0; c < caches.size(); ++c) {
-          candidates.push_back({"cachecomm", "cache", [&, c] {
+          candidates.push_back({"cachecomm", "cache",
+                                [&, c] {
                                   comm_cache& cache = *caches[c];
                                   if (writer) {
                                     const std::uint64_t* now = offsets_now();
                                     for (std::size_t i = 0; i < options.writes; ++i) {
-                                      cache.write(target_rank, now[i], data_of(i), options.write_bytes);
+                                      cache.write(target_rank, now[i], data_of(i),
+                                                  options.write_bytes);
                                     }
                                     ++iterations[c];
                                   }
                                   cache.fence();
-                                }, prepare});
+                                },
+                                prepare});
         }
         candidates.push_back({"cachecomm", aggregate_name, aggregate_operation, prepare});
         auto cache_times = measure_interleaved(communicator.mpi_comm(), candidates, options.plan);
@@ -333,16 +389,22 @@ class coalesce_suite final : public suite {
           const double gbps = payload / cache_times[c].median * 1e-3;
           const double runs = static_cast<double>(std::max<long>(iterations[c], 1));
           json fields = row(candidates[c]);
-          fields.update({{"bytes", payload}, {"writes", options.writes}, {"line_bytes", options.line_bytes},
-                         {"sets", sets}, {"ways", ways},
-                         {"placement", std::string(to_string(caches[c]->geometry().placement))},
-                         {"gbps", gbps}, {"fraction_of_limit", gbps / large_gbps},
-                         {"vs_alone", gbps / alone_gbps}, {"vs_aggregate", gbps / aggregate_gbps},
-                         {"avg_message_bytes", statistics.average_message_bytes()},
-                         {"messages_per_iter", static_cast<double>(statistics.messages) / runs},
-                         {"merges_per_iter", static_cast<double>(statistics.merges) / runs},
-                         {"conflict_misses_per_iter", static_cast<double>(statistics.conflict_misses) / runs},
-                         {"message_size_histogram", histogram_json(statistics)}});
+          fields.update(
+              {{"bytes", payload},
+               {"writes", options.writes},
+               {"line_bytes", options.line_bytes},
+               {"sets", sets},
+               {"ways", ways},
+               {"placement", std::string(to_string(caches[c]->geometry().placement))},
+               {"gbps", gbps},
+               {"fraction_of_limit", gbps / large_gbps},
+               {"vs_alone", gbps / alone_gbps},
+               {"vs_aggregate", gbps / aggregate_gbps},
+               {"avg_message_bytes", statistics.average_message_bytes()},
+               {"messages_per_iter", static_cast<double>(statistics.messages) / runs},
+               {"merges_per_iter", static_cast<double>(statistics.merges) / runs},
+               {"conflict_misses_per_iter", static_cast<double>(statistics.conflict_misses) / runs},
+               {"message_size_histogram", histogram_json(statistics)}});
           if (writer) results.add(fields, cache_times[c]);
         }
         // Only the writer's statistics mean anything; rank 0 is the writer and writes the JSON.

@@ -42,14 +42,14 @@ enum class cache_path {
 /// Counters since construction or reset_statistics(). A message is one transfer to one target.
 struct cache_statistics {
   static constexpr std::size_t histogram_buckets = 40;
-  std::uint64_t writes = 0;            ///< write() calls
-  std::uint64_t bytes_written = 0;     ///< bytes passed to write()
-  std::uint64_t line_inserts = 0;      ///< line pieces that found no cached line
-  std::uint64_t merges = 0;            ///< line pieces that merged into a cached line
-  std::uint64_t conflict_misses = 0;   ///< inserts that found their set full and evicted a way
-  std::uint64_t flushes = 0;           ///< flush() / flush_async() / fence() calls
-  std::uint64_t messages = 0;          ///< messages sent (evictions and flushes, one per target)
-  std::uint64_t payload_bytes = 0;     ///< bytes of line data the messages carried
+  std::uint64_t writes = 0;           ///< write() calls
+  std::uint64_t bytes_written = 0;    ///< bytes passed to write()
+  std::uint64_t line_inserts = 0;     ///< line pieces that found no cached line
+  std::uint64_t merges = 0;           ///< line pieces that merged into a cached line
+  std::uint64_t conflict_misses = 0;  ///< inserts that found their set full and evicted a way
+  std::uint64_t flushes = 0;          ///< flush() / flush_async() / fence() calls
+  std::uint64_t messages = 0;         ///< messages sent (evictions and flushes, one per target)
+  std::uint64_t payload_bytes = 0;    ///< bytes of line data the messages carried
   /// Messages by payload size: bucket i counts sizes in [2^i, 2^(i+1)).
   std::array<std::uint64_t, histogram_buckets> message_size_histogram{};
 

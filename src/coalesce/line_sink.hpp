@@ -31,9 +31,11 @@ class line_message {
       // Continues the previous record: its bytes are the last thing in the buffer.
       reserve_more(length);
       std::uint64_t previous = 0;
-      std::memcpy(&previous, m_buffer.data() + m_last_header + sizeof(std::uint64_t), sizeof previous);
+      std::memcpy(&previous, m_buffer.data() + m_last_header + sizeof(std::uint64_t),
+                  sizeof previous);
       previous += length;
-      std::memcpy(m_buffer.data() + m_last_header + sizeof(std::uint64_t), &previous, sizeof previous);
+      std::memcpy(m_buffer.data() + m_last_header + sizeof(std::uint64_t), &previous,
+                  sizeof previous);
     } else {
       reserve_more(record_header + length);
       const std::uint64_t header[2] = {offset, length};
@@ -60,7 +62,8 @@ class line_message {
   /// Calls `apply(offset, data, length)` for each record of `message`; throws `error` naming
   /// `source` when a record runs past the message or past `window_bytes`.
   template <typename Apply>
-  static void for_each_record(std::span<const std::byte> message, std::size_t window_bytes, int source, Apply&& apply) {
+  static void for_each_record(std::span<const std::byte> message, std::size_t window_bytes,
+                              int source, Apply&& apply) {
     std::size_t position = 0;
     while (position < message.size()) {
       std::uint64_t header[2] = {0, 0};
@@ -71,8 +74,8 @@ class line_message {
       const std::uint64_t length = header[1];
       if (length > message.size() - position) fail(source, "a record's bytes are cut off");
       if (offset > window_bytes || length > window_bytes - offset) {
-        fail(source, std::to_string(length) + " bytes at offset " + std::to_string(offset) + " fall outside the " +
-                         std::to_string(window_bytes) + "-byte window");
+        fail(source, std::to_string(length) + " bytes at offset " + std::to_string(offset) +
+                         " fall outside the " + std::to_string(window_bytes) + "-byte window");
       }
       apply(offset, message.data() + position, static_cast<std::size_t>(length));
       position += length;
@@ -82,10 +85,12 @@ class line_message {
  private:
   static constexpr std::size_t npos = ~std::size_t{0};
   void reserve_more(std::size_t bytes) {
-    if (m_size + bytes > m_buffer.size()) m_buffer.resize(std::max(2 * m_buffer.size(), m_size + bytes));
+    if (m_size + bytes > m_buffer.size())
+      m_buffer.resize(std::max(2 * m_buffer.size(), m_size + bytes));
   }
   [[noreturn]] static void fail(int source, const std::string& why) {
-    throw error("cachecomm::comm_cache: malformed line message from rank " + std::to_string(source) + ": " + why);
+    throw error("cachecomm::comm_cache: malformed line message from rank " +
+                std::to_string(source) + ": " + why);
   }
 
   std::vector<std::byte> m_buffer;

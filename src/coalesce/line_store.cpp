@@ -18,32 +18,37 @@ void set_mask_bits(std::uint64_t* words, std::size_t first, std::size_t count) {
     const std::size_t word = first / 64;
     const std::size_t bit = first % 64;
     const std::size_t take = std::min<std::size_t>(count, 64 - bit);
-    const std::uint64_t bits = take == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << take) - 1) << bit;
+    const std::uint64_t bits =
+        take == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << take) - 1) << bit;
     words[word] |= bits;
     first += take;
     count -= take;
   }
 }
 
-bool mask_bit(const std::uint64_t* words, std::size_t index) { return (words[index / 64] >> (index % 64)) & 1U; }
+bool mask_bit(const std::uint64_t* words, std::size_t index) {
+  return (words[index / 64] >> (index % 64)) & 1U;
+}
 }  // namespace
 
 void validate_geometry(const cache_geometry& geometry) {
   if (geometry.line_bytes == 0 || !std::has_single_bit(geometry.line_bytes)) {
-    throw invalid_argument("cachecomm::comm_cache: line size " + std::to_string(geometry.line_bytes) +
-                           " is not a power of two");
+    throw invalid_argument("cachecomm::comm_cache: line size " +
+                           std::to_string(geometry.line_bytes) + " is not a power of two");
   }
-  if (geometry.sets == 0) throw invalid_argument("cachecomm::comm_cache: the cache needs at least one set (sets = 0)");
-  if (geometry.ways == 0) throw invalid_argument("cachecomm::comm_cache: the cache needs at least one way (ways = 0)");
+  if (geometry.sets == 0)
+    throw invalid_argument("cachecomm::comm_cache: the cache needs at least one set (sets = 0)");
+  if (geometry.ways == 0)
+    throw invalid_argument("cachecomm::comm_cache: the cache needs at least one way (ways = 0)");
   if (geometry.ways > 64) {
-    throw invalid_argument("cachecomm::comm_cache: at most 64 ways (asked for " + std::to_string(geometry.ways) +
-                           "); use more sets for a larger cache");
+    throw invalid_argument("cachecomm::comm_cache: at most 64 ways (asked for " +
+                           std::to_string(geometry.ways) + "); use more sets for a larger cache");
   }
   const std::size_t lines = geometry.sets * geometry.ways;
   if (lines / geometry.ways != geometry.sets || lines > max_cache_bytes / geometry.line_bytes) {
     throw invalid_argument("cachecomm::comm_cache: sets x ways x line size exceeds 1 GiB (" +
-                           std::to_string(geometry.sets) + " x " + std::to_string(geometry.ways) + " x " +
-                           std::to_string(geometry.line_bytes) + ")");
+                           std::to_string(geometry.sets) + " x " + std::to_string(geometry.ways) +
+                           " x " + std::to_string(geometry.line_bytes) + ")");
   }
 }
 
@@ -60,7 +65,8 @@ line_store::line_store(const cache_geometry& geometry, std::vector<line_sink*> s
   m_data.resize(slots * geometry.line_bytes);
   m_way_sets.resize(geometry.ways);
   m_next_way.assign(geometry.sets, 0);
-  const std::uint64_t all_ways = geometry.ways == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << geometry.ways) - 1;
+  const std::uint64_t all_ways =
+      geometry.ways == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << geometry.ways) - 1;
   m_free_ways.assign(geometry.sets, all_ways);
   m_target_counts.assign(m_sink_of_target.size() + 1, 0);
   if (std::has_single_bit(geometry.sets)) m_set_mask = geometry.sets - 1;
@@ -72,7 +78,8 @@ std::size_t line_store::set_of(std::uint64_t key) const {
   const std::uint64_t target = key >> target_shift;
   const std::uint64_t line = key & ((std::uint64_t{1} << target_shift) - 1);
   const std::uint64_t spread = line + target * 0x9E3779B97F4A7C15ULL;
-  return static_cast<std::size_t>(m_set_mask != 0 || m_geometry.sets == 1 ? spread & m_set_mask : spread % m_geometry.sets);
+  return static_cast<std::size_t>(
+      m_set_mask != 0 || m_geometry.sets == 1 ? spread & m_set_mask : spread % m_geometry.sets);
 }
 
 std::size_t line_store::choose_free_way(std::size_t set) const {
@@ -109,8 +116,8 @@ void line_store::write(int target, std::uint64_t offset, const std::byte* data, 
   }
 }
 
-void line_store::write_piece(int target, std::uint64_t line, std::size_t first, const std::byte* data,
-                             std::size_t bytes) {
+void line_store::write_piece(int target, std::uint64_t line, std::size_t first,
+                             const std::byte* data, std::size_t bytes) {
   const std::uint64_t key = (static_cast<std::uint64_t>(target) << target_shift) | line;
   const std::size_t set = set_of(key);
   const std::size_t ways = m_geometry.ways;
@@ -128,7 +135,8 @@ void line_store::write_piece(int target, std::uint64_t line, std::size_t first, 
   } else {
     std::size_t way = choose_free_way(set);
     if (way == ways) {
-      // Conflict miss: the fullest way leaves as one message per target, freeing a way in every set.
+      // Conflict miss: the fullest way leaves as one message per target, freeing a way in every
+      // set.
       ++m_statistics.conflict_misses;
       way = fullest_way();
       evict_way(way);
@@ -198,7 +206,8 @@ void line_store::group_by_target(std::vector<std::size_t>& slots) {
   if (one_target) return;
   std::fill(m_target_counts.begin(), m_target_counts.end(), 0);
   for (std::size_t slot : slots) ++m_target_counts[(m_keys[slot] >> target_shift) + 1];
-  for (std::size_t target = 1; target < m_target_counts.size(); ++target) m_target_counts[target] += m_target_counts[target - 1];
+  for (std::size_t target = 1; target < m_target_counts.size(); ++target)
+    m_target_counts[target] += m_target_counts[target - 1];
   m_grouped.resize(slots.size());
   for (std::size_t slot : slots) m_grouped[m_target_counts[m_keys[slot] >> target_shift]++] = slot;
   slots.swap(m_grouped);
@@ -234,12 +243,14 @@ void line_store::send_slots(std::vector<std::size_t>& slots) {
 void line_store::record_message(std::size_t payload_bytes) {
   ++m_statistics.messages;
   m_statistics.payload_bytes += payload_bytes;
-  const std::size_t bucket = payload_bytes == 0 ? 0 : static_cast<std::size_t>(std::bit_width(payload_bytes) - 1);
+  const std::size_t bucket =
+      payload_bytes == 0 ? 0 : static_cast<std::size_t>(std::bit_width(payload_bytes) - 1);
   ++m_statistics.message_size_histogram[std::min(bucket, cache_statistics::histogram_buckets - 1)];
 }
 
 std::size_t line_store::cached_lines() const {
-  return static_cast<std::size_t>(std::count_if(m_keys.begin(), m_keys.end(), [](std::uint64_t key) { return key != empty_key; }));
+  return static_cast<std::size_t>(std::count_if(
+      m_keys.begin(), m_keys.end(), [](std::uint64_t key) { return key != empty_key; }));
 }
 
 }  // namespace cachecomm::detail

@@ -17,7 +17,8 @@ void validate_geometry(const cache_geometry& geometry);
 class line_store {
  public:
   /// `sink_of_target[r]` carries the lines written for rank r. Statistics go to `statistics`.
-  line_store(const cache_geometry& geometry, std::vector<line_sink*> sink_of_target, cache_statistics& statistics);
+  line_store(const cache_geometry& geometry, std::vector<line_sink*> sink_of_target,
+             cache_statistics& statistics);
 
   /// Caches `bytes` at `offset` of `target`'s window (the caller has checked the range).
   void write(int target, std::uint64_t offset, const std::byte* data, std::size_t bytes);
@@ -33,7 +34,8 @@ class line_store {
   [[nodiscard]] std::size_t set_of(std::uint64_t key) const;
   [[nodiscard]] std::size_t choose_free_way(std::size_t set) const;
   [[nodiscard]] std::size_t fullest_way() const;
-  void write_piece(int target, std::uint64_t line, std::size_t first, const std::byte* data, std::size_t bytes);
+  void write_piece(int target, std::uint64_t line, std::size_t first, const std::byte* data,
+                   std::size_t bytes);
   void evict_way(std::size_t way);
   /// Sends the lines in `slots` (valid, sorted by key) as one message per target, then frees them.
   void send_slots(std::vector<std::size_t>& slots);
@@ -46,13 +48,14 @@ class line_store {
   std::vector<line_sink*> m_sink_of_target;
   cache_statistics& m_statistics;
 
-  std::vector<std::uint64_t> m_keys;    ///< slot = set * ways + way
-  std::vector<std::uint64_t> m_masks;   ///< m_mask_words per slot, bit i = byte i is valid
-  std::vector<std::byte> m_data;        ///< line_bytes per slot
-  std::vector<std::vector<std::uint32_t>> m_way_sets;  ///< occupied sets of each way (its occupancy)
-  std::vector<std::size_t> m_next_way;  ///< round-robin position per set
+  std::vector<std::uint64_t> m_keys;   ///< slot = set * ways + way
+  std::vector<std::uint64_t> m_masks;  ///< m_mask_words per slot, bit i = byte i is valid
+  std::vector<std::byte> m_data;       ///< line_bytes per slot
+  std::vector<std::vector<std::uint32_t>>
+      m_way_sets;                          ///< occupied sets of each way (its occupancy)
+  std::vector<std::size_t> m_next_way;     ///< round-robin position per set
   std::vector<std::uint64_t> m_free_ways;  ///< bit w set: way w of the set is free
-  std::size_t m_set_mask = 0;           ///< sets - 1 when sets is a power of two (no division)
+  std::size_t m_set_mask = 0;              ///< sets - 1 when sets is a power of two (no division)
 
   // Scratch for building messages (kept to avoid allocating per eviction).
   std::vector<std::size_t> m_slot_scratch;

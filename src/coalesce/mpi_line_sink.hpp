@@ -15,7 +15,8 @@ namespace cachecomm::detail {
 class mpi_line_sink final : public line_sink {
  public:
   /// Collective over `parent` (duplicated). `local_window` receives the messages sent to this rank.
-  mpi_line_sink(MPI_Comm parent, std::span<std::byte> local_window, std::size_t sends_in_flight = 4);
+  mpi_line_sink(MPI_Comm parent, std::span<std::byte> local_window,
+                std::size_t sends_in_flight = 4);
   /// Completes the sends still in flight (the owner fences before destroying, so they can finish).
   ~mpi_line_sink() override;
   mpi_line_sink(const mpi_line_sink&) = delete;
@@ -35,6 +36,8 @@ class mpi_line_sink final : public line_sink {
   };
   pending_send& free_send_slot();
   void apply(std::span<const std::byte> message, int source) const;
+  /// Applies every message that has arrived; returns how many.
+  std::size_t apply_arrivals();
 
   mpi_comm_owner m_comm;
   std::span<std::byte> m_window;

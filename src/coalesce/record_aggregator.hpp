@@ -15,11 +15,14 @@ class record_aggregator {
  public:
   /// `sink_of_target[r]` carries rank r's records; a buffer holds up to `buffer_bytes` of records.
   record_aggregator(std::vector<line_sink*> sink_of_target, std::size_t buffer_bytes)
-      : m_sink_of_target(std::move(sink_of_target)), m_buffer_bytes(buffer_bytes), m_buffers(m_sink_of_target.size()) {}
+      : m_sink_of_target(std::move(sink_of_target)),
+        m_buffer_bytes(buffer_bytes),
+        m_buffers(m_sink_of_target.size()) {}
 
   void write(int target, std::uint64_t offset, const std::byte* data, std::size_t bytes) {
     line_message& destination = m_buffers[static_cast<std::size_t>(target)];
-    if (!destination.empty() && destination.bytes().size() + line_message::record_header + bytes > m_buffer_bytes) {
+    if (!destination.empty() &&
+        destination.bytes().size() + line_message::record_header + bytes > m_buffer_bytes) {
       send(target);
     }
     destination.append(offset, data, bytes);

@@ -32,8 +32,10 @@ struct write_op {
 
 // Writer `writer`'s writes in epoch `epoch`: each writer keeps to its own slice of every target's
 // window (several writers per target, no cross-writer races), overlapping itself freely.
-std::vector<write_op> writes_of(int writer, int ranks, int epoch, pattern kind, std::size_t window) {
-  std::mt19937_64 random(static_cast<unsigned>(writer * 7919 + epoch * 104729 + static_cast<int>(kind) * 13));
+std::vector<write_op> writes_of(int writer, int ranks, int epoch, pattern kind,
+                                std::size_t window) {
+  std::mt19937_64 random(
+      static_cast<unsigned>(writer * 7919 + epoch * 104729 + static_cast<int>(kind) * 13));
   const std::size_t slice = window / static_cast<std::size_t>(ranks);
   const std::size_t slice_begin = slice * static_cast<std::size_t>(writer);
   std::vector<write_op> writes;
@@ -66,8 +68,8 @@ std::vector<write_op> writes_of(int writer, int ranks, int epoch, pattern kind, 
   return writes;
 }
 
-void check_pattern(const cachecomm::comm& comm, const cache_geometry& geometry, cache_path path, pattern kind,
-                   std::size_t window) {
+void check_pattern(const cachecomm::comm& comm, const cache_geometry& geometry, cache_path path,
+                   pattern kind, std::size_t window) {
   const int ranks = comm.size();
   const int self = comm.rank();
   comm_cache cache(comm, window, geometry, path);
@@ -80,7 +82,8 @@ void check_pattern(const cachecomm::comm& comm, const cache_geometry& geometry, 
     // The reference: every writer's writes to this rank, applied directly in program order.
     for (int writer = 0; writer < ranks; ++writer) {
       for (const write_op& op : writes_of(writer, ranks, epoch, kind, window)) {
-        if (op.target == self) std::memcpy(reference.data() + op.offset, op.data.data(), op.data.size());
+        if (op.target == self)
+          std::memcpy(reference.data() + op.offset, op.data.data(), op.data.size());
       }
     }
     auto local = cache.local_window();
@@ -92,10 +95,10 @@ void check_pattern(const cachecomm::comm& comm, const cache_geometry& geometry, 
         break;
       }
     }
-    EXPECT_EQ(first_difference, window) << name_of(kind) << " epoch " << epoch << " line " << geometry.line_bytes
-                                        << " sets " << geometry.sets << " ways " << geometry.ways << " "
-                                        << to_string(geometry.placement) << " path "
-                                        << (path == cache_path::mpi ? "mpi" : "auto");
+    EXPECT_EQ(first_difference, window)
+        << name_of(kind) << " epoch " << epoch << " line " << geometry.line_bytes << " sets "
+        << geometry.sets << " ways " << geometry.ways << " " << to_string(geometry.placement)
+        << " path " << (path == cache_path::mpi ? "mpi" : "auto");
     cache.fence();  // nobody writes the next epoch while a rank still compares
   }
 }
@@ -105,7 +108,8 @@ std::vector<cache_geometry> geometries() {
   // Plus a few random ones (same seed on every rank: the cache is collective).
   std::mt19937 random(2024);
   for (int extra = 0; extra < 2; ++extra) {
-    all.push_back(cache_geometry{std::size_t{1} << (random() % 9), 1 + random() % 40, 1 + random() % 9});
+    all.push_back(
+        cache_geometry{std::size_t{1} << (random() % 9), 1 + random() % 40, 1 + random() % 9});
   }
   return all;
 }
@@ -118,7 +122,8 @@ TEST(comm_cache, matches_direct_writes_for_every_pattern_geometry_and_placement)
   for (cache_path path : {cache_path::automatic, cache_path::mpi}) {
     for (pattern kind : {pattern::random, pattern::streaming, pattern::repeated}) {
       for (cache_geometry geometry : geometries()) {
-        for (placement_policy placement : {placement_policy::first_free, placement_policy::round_robin}) {
+        for (placement_policy placement :
+             {placement_policy::first_free, placement_policy::round_robin}) {
           geometry.placement = placement;
           check_pattern(comm, geometry, path, kind, window);
         }
@@ -145,7 +150,8 @@ TEST(comm_cache, statistics_count_merges_messages_and_flushes) {
   const int target = (comm.rank() + 1) % comm.size();
   std::vector<std::byte> line(64, std::byte{5});
   for (int repeat = 0; repeat < 10; ++repeat) cache.write(target, 128, line.data(), 64);
-  for (std::size_t index = 0; index < 64; ++index) cache.write(target, index * 64 + 4096, line.data(), 64);
+  for (std::size_t index = 0; index < 64; ++index)
+    cache.write(target, index * 64 + 4096, line.data(), 64);
   cache.flush_async().wait();
   const auto& statistics = cache.statistics();
   EXPECT_EQ(statistics.writes, 74U);
@@ -156,7 +162,8 @@ TEST(comm_cache, statistics_count_merges_messages_and_flushes) {
   std::uint64_t histogram_total = 0;
   for (auto count : statistics.message_size_histogram) histogram_total += count;
   EXPECT_EQ(histogram_total, statistics.messages);
-  EXPECT_NEAR(statistics.average_message_bytes(), 65.0 * 64 / static_cast<double>(statistics.messages), 1e-9);
+  EXPECT_NEAR(statistics.average_message_bytes(),
+              65.0 * 64 / static_cast<double>(statistics.messages), 1e-9);
   cache.fence();
   EXPECT_EQ(cache.statistics().flushes, 2U);
   cache.reset_statistics();
@@ -172,7 +179,8 @@ TEST(comm_cache, rejects_invalid_geometry_and_out_of_window_writes) {
   try {
     comm_cache(comm, 4096, cache_geometry{8192, 4, 4});
   } catch (const cachecomm::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("larger than the 4096-byte window"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("larger than the 4096-byte window"), std::string::npos)
+        << error.what();
   }
   comm_cache cache(comm, 4096);
   std::vector<std::byte> data(128);
@@ -183,8 +191,42 @@ TEST(comm_cache, rejects_invalid_geometry_and_out_of_window_writes) {
   try {
     cache.write(0, 4000, data.data(), 128);
   } catch (const cachecomm::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("outside rank 0's 4096-byte window"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("outside rank 0's 4096-byte window"),
+              std::string::npos)
+        << error.what();
   }
   cache.write(0, 4096 - 128, data.data(), 128);  // the last bytes are fine
   cache.fence();
+}
+
+TEST(comm_cache, flushed_lines_reach_the_target_without_a_fence) {
+  cachecomm::comm comm(MPI_COMM_WORLD);
+  for (cache_path path : {cache_path::automatic, cache_path::mpi}) {
+    comm_cache cache(comm, 1 << 14, cache_geometry{64, 8, 2}, path);
+    const int target = (comm.rank() + 1) % comm.size();
+    const int source = (comm.rank() + comm.size() - 1) % comm.size();
+    std::vector<std::byte> data(3000);  // spans many lines, more than the cache holds
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(comm.rank() * 31 + i);
+    cache.write(target, 1000, data.data(), data.size());
+    auto request = cache.flush_async();
+    request.wait();
+    EXPECT_TRUE(request.test());
+    MPI_Barrier(MPI_COMM_WORLD);
+    // Shared memory: already there. MPI: there once this rank applies what has arrived.
+    auto window = cache.local_window();
+    auto arrived = [&] {
+      for (std::size_t i = 0; i < data.size(); ++i) {
+        if (window[1000 + i] != static_cast<std::byte>(source * 31 + i)) return false;
+      }
+      return true;
+    };
+    if (cache.shared_memory_path(source)) {
+      EXPECT_TRUE(arrived());
+    } else {
+      while (!arrived()) cache.progress();
+    }
+    EXPECT_EQ(window[999], std::byte{0});
+    EXPECT_EQ(window[4000], std::byte{0});
+    cache.fence();
+  }
 }

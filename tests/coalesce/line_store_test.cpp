@@ -19,15 +19,17 @@ namespace {
 // Applies every message to per-target byte arrays and remembers the message sizes.
 class recording_sink final : public line_sink {
  public:
-  recording_sink(int targets, std::size_t window) : windows(static_cast<std::size_t>(targets), std::vector<std::byte>(window)) {}
+  recording_sink(int targets, std::size_t window)
+      : windows(static_cast<std::size_t>(targets), std::vector<std::byte>(window)) {}
   void send(int target, cachecomm::detail::line_message& message) override {
     std::size_t bytes = 0;
     auto& window = windows[static_cast<std::size_t>(target)];
-    cachecomm::detail::line_message::for_each_record(message.bytes(), window.size(), target,
-                                                     [&](std::uint64_t offset, const std::byte* data, std::size_t length) {
-                                                       std::memcpy(window.data() + offset, data, length);
-                                                       bytes += length;
-                                                     });
+    cachecomm::detail::line_message::for_each_record(
+        message.bytes(), window.size(), target,
+        [&](std::uint64_t offset, const std::byte* data, std::size_t length) {
+          std::memcpy(window.data() + offset, data, length);
+          bytes += length;
+        });
     EXPECT_EQ(bytes, message.payload_bytes());
     message_bytes.push_back(message.payload_bytes());
     message_runs.push_back(message.records());
@@ -52,8 +54,8 @@ std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
 TEST(line_store, rejects_invalid_geometry) {
   cache_statistics statistics;
   recording_sink sink(1, 1024);
-  for (cache_geometry bad : {cache_geometry{48, 4, 4}, cache_geometry{0, 4, 4}, cache_geometry{64, 0, 4},
-                             cache_geometry{64, 4, 0}}) {
+  for (cache_geometry bad : {cache_geometry{48, 4, 4}, cache_geometry{0, 4, 4},
+                             cache_geometry{64, 0, 4}, cache_geometry{64, 4, 0}}) {
     EXPECT_THROW(line_store(bad, {&sink}, statistics), cachecomm::invalid_argument);
   }
 }
@@ -100,8 +102,8 @@ TEST(line_store, conflict_miss_sends_the_fullest_way_as_one_message) {
 
 TEST(line_store, random_writes_match_direct_writes) {
   for (auto placement : {placement_policy::first_free, placement_policy::round_robin}) {
-    for (cache_geometry geometry : {cache_geometry{64, 1, 1}, cache_geometry{8, 3, 2}, cache_geometry{32, 7, 5},
-                                    cache_geometry{256, 16, 4}}) {
+    for (cache_geometry geometry : {cache_geometry{64, 1, 1}, cache_geometry{8, 3, 2},
+                                    cache_geometry{32, 7, 5}, cache_geometry{256, 16, 4}}) {
       geometry.placement = placement;
       constexpr std::size_t window = 4096;
       cache_statistics statistics;
@@ -115,13 +117,15 @@ TEST(line_store, random_writes_match_direct_writes) {
         const std::size_t offset = random() % (window - length + 1);
         std::vector<std::byte> data(length);
         for (auto& byte : data) byte = static_cast<std::byte>(random());
-        std::memcpy(reference[static_cast<std::size_t>(target)].data() + offset, data.data(), length);
+        std::memcpy(reference[static_cast<std::size_t>(target)].data() + offset, data.data(),
+                    length);
         store.write(target, offset, data.data(), length);
       }
       store.flush_all();
       for (std::size_t target = 0; target < 3; ++target) {
-        EXPECT_EQ(sink.windows[target], reference[target]) << "line " << geometry.line_bytes << " sets "
-                                                           << geometry.sets << " ways " << geometry.ways;
+        EXPECT_EQ(sink.windows[target], reference[target])
+            << "line " << geometry.line_bytes << " sets " << geometry.sets << " ways "
+            << geometry.ways;
       }
     }
   }
