@@ -31,7 +31,7 @@ constexpr int offset_slices = 4;  // iterations cycle through this many fresh of
 struct coalesce_options {
   std::vector<std::string> paths{"mpi", "shm"};
   std::vector<std::string> patterns{"random", "streaming", "repeated"};
-  std::vector<std::size_t> sets{64, 256, 1024};
+  std::vector<std::size_t> sets{64, 256, 1024, 4096};
   std::vector<std::size_t> ways{4, 16};
   std::size_t line_bytes = 64;
   std::size_t write_bytes = 64;
@@ -40,7 +40,7 @@ struct coalesce_options {
   std::size_t aggregate_bytes = 64 * 1024;
   std::size_t hot_lines = 1024;
   std::size_t large_bytes = 1 << 20;
-  timing_plan plan{2, 10, 1};
+  timing_plan plan{2, 15, 1};
 };
 
 // Offsets for `slices` iterations of `writes` writes each, aligned to the write size.
@@ -117,6 +117,21 @@ struct baseline_path {
   std::unique_ptr<detail::mpi_line_sink> mpi_sink;
   MPI_Win put_window = MPI_WIN_NULL;
 };
+
+// "4K:3 8K:40": the message size histogram in one table cell (bucket = lower bound).
+std::string histogram_text(const cache_statistics& statistics) {
+  std::string text;
+  for (std::size_t bucket = 0; bucket < statistics.message_size_histogram.size(); ++bucket) {
+    const auto count = statistics.message_size_histogram[bucket];
+    if (count == 0) continue;
+    const std::size_t bytes = std::size_t{1} << bucket;
+    std::string size = bytes >= (1U << 20)   ? std::to_string(bytes >> 20) + "M"
+                       : bytes >= (1U << 10) ? std::to_string(bytes >> 10) + "K"
+                                             : std::to_string(bytes);
+    text += (text.empty() ? "" : " ") + size + ":" + std::to_string(count);
+  }
+  return text;
+}
 
 json histogram_json(const cache_statistics& statistics) {
   json histogram = json::object();
@@ -218,7 +233,7 @@ class coalesce_suite final : public suite {
           slice.push_back(results.document()["results"][i]);
         print_table(slice, {"pattern", "algorithm", "sets", "ways", "placement", "gbps",
                             "fraction_of_limit", "vs_alone", "vs_aggregate", "avg_message_bytes",
-                            "messages_per_iter", "merges_per_iter", "median_us"});
+                            "messages_per_iter", "merges_per_iter", "median_us", "histogram"});
       }
     }
     results.note(
@@ -320,6 +335,8 @@ class coalesce_suite final : public suite {
     auto times = measure_interleaved(communicator.mpi_comm(), baselines, options.plan);
     const double alone_gbps = payload / times[0].median * 1e-3;
     const double large_gbps = static_cast<double>(options.large_bytes) / times[2].median * 1e-3;
+    const double put_large_gbps =
+        over_mpi ? static_cast<double>(options.large_bytes) / times[3].median * 1e-3 : 0.0;
     const int timed_iterations = options.plan.batches * options.plan.iterations_per_batch;
     auto row = [&](const candidate& entry) {
       return json{{"op", "coalesce"},
@@ -339,6 +356,7 @@ class coalesce_suite final : public suite {
       fields["gbps"] = gbps;
       fields["fraction_of_limit"] = gbps / large_gbps;
       if (!large_message) fields["vs_alone"] = gbps / alone_gbps;
+      if (put_large_gbps > 0) fields["fraction_of_put_large"] = gbps / put_large_gbps;
       if (i == 0) {
         fields["avg_message_bytes"] = options.write_bytes;
         fields["messages_per_iter"] = options.writes;
@@ -404,7 +422,9 @@ class coalesce_suite final : public suite {
                {"messages_per_iter", static_cast<double>(statistics.messages) / runs},
                {"merges_per_iter", static_cast<double>(statistics.merges) / runs},
                {"conflict_misses_per_iter", static_cast<double>(statistics.conflict_misses) / runs},
-               {"message_size_histogram", histogram_json(statistics)}});
+               {"message_size_histogram", histogram_json(statistics)},
+               {"histogram", histogram_text(statistics)}});
+          if (put_large_gbps > 0) fields["fraction_of_put_large"] = gbps / put_large_gbps;
           if (writer) results.add(fields, cache_times[c]);
         }
         // Only the writer's statistics mean anything; rank 0 is the writer and writes the JSON.

@@ -148,8 +148,16 @@ void line_store::write_piece(int target, std::uint64_t line, std::size_t first,
     m_way_sets[way].push_back(static_cast<std::uint32_t>(set));
     ++m_statistics.line_inserts;
   }
-  std::memcpy(m_data.data() + slot * m_geometry.line_bytes + first, data, bytes);
-  set_mask_bits(m_masks.data() + slot * m_mask_words, first, bytes);
+  std::byte* line_data = m_data.data() + slot * m_geometry.line_bytes;
+  std::uint64_t* mask = m_masks.data() + slot * m_mask_words;
+  if (bytes == 64 && first == 0 && m_geometry.line_bytes == 64) {
+    // The common case (a whole 64-byte line): fixed-size copy, one mask word.
+    std::memcpy(line_data, data, 64);
+    mask[0] = ~std::uint64_t{0};
+    return;
+  }
+  std::memcpy(line_data + first, data, bytes);
+  set_mask_bits(mask, first, bytes);
 }
 
 void line_store::evict_way(std::size_t way) {
