@@ -104,6 +104,12 @@ class comm_cache {
   void fence();
   /// Applies messages that arrived for this rank (MPI path); fence() does it too.
   void progress();
+  /// Point-to-point completion without a fence: returns once `source_rank` has completed its
+  /// `count`-th flush (flush(), flush_async() or fence(), counted from 1) and everything it wrote
+  /// to this rank before that flush is in this window. Within a node it waits on the source's
+  /// flush sequence number in shared memory; across nodes it applies arrivals until the source's
+  /// flush marker arrives (messages apply in order).
+  void wait_for_flush(int source_rank, std::uint32_t count);
 
   /// This rank's window, as the other ranks' writes leave it after a fence.
   [[nodiscard]] std::span<std::byte> local_window() const;

@@ -15,6 +15,7 @@
 #include "core/mpi_check.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/segment.hpp"
+#include "sync/waiter.hpp"
 
 namespace cachecomm {
 
@@ -117,6 +118,38 @@ class comm_cache_impl {
   void start_flush() {
     ++m_statistics.flushes;
     m_store->flush_all();
+    ++m_flushes_done;
+    // Node targets: the copies are done, so the sequence number says so (release by seq_cst).
+    m_impl->wait().publish(
+        m_flush_flags[static_cast<std::size_t>(m_impl->topology().node_rank)].value,
+        m_flushes_done);
+    // Remote targets: a marker after the data; applied in order, so its arrival means the data
+    // arrived.
+    if (m_mpi_sink) {
+      for (int rank = 0; rank < m_impl->size(); ++rank) {
+        if (!shared_memory_path(rank)) m_mpi_sink->send_flush_marker(rank);
+      }
+    }
+  }
+
+  void wait_for_flush(int source, std::uint32_t count) {
+    if (source < 0 || source >= m_impl->size()) {
+      throw invalid_argument("cachecomm::comm_cache::wait_for_flush: source rank " +
+                             std::to_string(source) + " is outside the communicator of " +
+                             std::to_string(m_impl->size()) + " ranks");
+    }
+    if (!m_mpi_sink || source_uses_shared_memory(source)) {
+      const auto& ranks = m_impl->topology().node_ranks;
+      const auto node_rank =
+          static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), source) - ranks.begin());
+      m_impl->wait().wait_reach(m_flush_flags[node_rank].value, count, static_cast<int>(node_rank),
+                                "comm_cache::wait_for_flush");
+      return;
+    }
+    for (unsigned polls = 0; !sequence_reached(m_mpi_sink->flushes_from(source), count); ++polls) {
+      m_mpi_sink->progress();
+      if (polls >= 4096) sched_yield();
+    }
   }
 
   [[nodiscard]] bool test_flush() {
@@ -141,6 +174,10 @@ class comm_cache_impl {
     return {m_window_of_node_rank[static_cast<std::size_t>(m_impl->topology().node_rank)],
             m_window_bytes};
   }
+  /// A source reaches this rank the way this rank reaches it (same node, same path choice).
+  [[nodiscard]] bool source_uses_shared_memory(int source) const {
+    return shared_memory_path(source);
+  }
   [[nodiscard]] bool shared_memory_path(int target) const {
     return m_sink_of_target.at(static_cast<std::size_t>(target)) == &*m_shm_sink;
   }
@@ -161,7 +198,12 @@ class comm_cache_impl {
       // Page-aligned windows: no two ranks' windows share a line or a page.
       offsets.push_back(layout.reserve(m_window_sizes[comm_rank], 4096));
     }
+    const std::size_t flags_offset =
+        layout.reserve(slot_array<padded_flag>::bytes_for(offsets.size()));
     m_segment = shm_segment(m_impl->node(), layout.size());
+    m_flush_flags = slot_array<padded_flag>(
+        m_segment.bytes_at(flags_offset, slot_array<padded_flag>::bytes_for(offsets.size())),
+        offsets.size());
     for (std::size_t node_rank = 0; node_rank < offsets.size(); ++node_rank) {
       const auto comm_rank = static_cast<std::size_t>(topology.node_ranks[node_rank]);
       m_window_of_node_rank.push_back(
@@ -172,6 +214,9 @@ class comm_cache_impl {
   std::vector<std::uint64_t> m_window_sizes;
   shm_segment m_segment;
   std::vector<std::byte*> m_window_of_node_rank;
+  slot_array<padded_flag>
+      m_flush_flags;  ///< flushes each node rank has completed (sequence numbers)
+  std::uint32_t m_flushes_done = 0;
   std::optional<shm_line_sink> m_shm_sink;
   std::optional<mpi_line_sink> m_mpi_sink;
   std::vector<line_sink*> m_sink_of_target;
@@ -213,6 +258,9 @@ void comm_cache::fence() {
 }
 void comm_cache::progress() {
   m_impl->progress();
+}
+void comm_cache::wait_for_flush(int source_rank, std::uint32_t count) {
+  m_impl->wait_for_flush(source_rank, count);
 }
 std::span<std::byte> comm_cache::local_window() const {
   return m_impl->local_window();

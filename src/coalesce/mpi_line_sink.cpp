@@ -42,6 +42,7 @@ mpi_line_sink::mpi_line_sink(MPI_Comm parent, std::span<std::byte> local_window,
   int size = 0;
   CACHECOMM_MPI(MPI_Comm_size(m_comm.get(), &size));
   m_sent_in_epoch.assign(static_cast<std::size_t>(size), 0);
+  m_flushes_from.assign(static_cast<std::size_t>(size), 0);
 }
 
 mpi_line_sink::~mpi_line_sink() {
@@ -81,6 +82,13 @@ void mpi_line_sink::send(int target, line_message& message) {
   ++m_sent_in_epoch[static_cast<std::size_t>(target)];
 }
 
+void mpi_line_sink::send_flush_marker(int target) {
+  pending_send& slot = free_send_slot();
+  CACHECOMM_MPI(MPI_Isend(slot.bytes.data(), 0, MPI_BYTE, target, line_message_tag, m_comm.get(),
+                          &slot.request));
+  ++m_sent_in_epoch[static_cast<std::size_t>(target)];
+}
+
 bool mpi_line_sink::test_sent() {
   for (pending_send& slot : m_sends) {
     if (slot.request == MPI_REQUEST_NULL) continue;
@@ -106,9 +114,15 @@ std::size_t mpi_line_sink::apply_arrivals() {
     if (!arrived) return applied;
     int bytes = 0;
     CACHECOMM_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
-    m_receive_buffer.resize(static_cast<std::size_t>(bytes));
+    // Grow only: shrinking and growing again would zero-fill the buffer for every message.
+    if (static_cast<std::size_t>(bytes) > m_receive_buffer.size())
+      m_receive_buffer.resize(static_cast<std::size_t>(bytes));
     CACHECOMM_MPI(MPI_Mrecv(m_receive_buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE));
-    apply(m_receive_buffer, status.MPI_SOURCE);
+    if (bytes == 0) {
+      ++m_flushes_from[static_cast<std::size_t>(status.MPI_SOURCE)];
+    } else {
+      apply({m_receive_buffer.data(), static_cast<std::size_t>(bytes)}, status.MPI_SOURCE);
+    }
     ++m_received_in_epoch;
     ++applied;
   }

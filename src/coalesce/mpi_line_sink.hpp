@@ -24,6 +24,13 @@ class mpi_line_sink final : public line_sink {
 
   void send(int target, line_message& message) override;
   [[nodiscard]] bool test_sent() override;
+  /// Sends an empty message that marks the end of a flush: when `target` has applied it, it has
+  /// applied everything this rank sent it before.
+  void send_flush_marker(int target);
+  /// Flush markers applied from `source` so far.
+  [[nodiscard]] std::uint32_t flushes_from(int source) const {
+    return m_flushes_from[static_cast<std::size_t>(source)];
+  }
   void progress() override;
   /// Collective: completes this rank's sends and returns once every message sent to this rank
   /// since the last call has been applied.
@@ -44,6 +51,7 @@ class mpi_line_sink final : public line_sink {
   std::vector<pending_send> m_sends;
   std::vector<std::uint64_t> m_sent_in_epoch;  ///< messages to each rank since the last epoch
   std::uint64_t m_received_in_epoch = 0;
+  std::vector<std::uint32_t> m_flushes_from;
   std::vector<std::byte> m_receive_buffer;
 };
 

@@ -206,7 +206,8 @@ TEST(comm_cache, flushed_lines_reach_the_target_without_a_fence) {
     const int target = (comm.rank() + 1) % comm.size();
     const int source = (comm.rank() + comm.size() - 1) % comm.size();
     std::vector<std::byte> data(3000);  // spans many lines, more than the cache holds
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(comm.rank() * 31 + i);
+    for (std::size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<std::byte>(comm.rank() * 31 + i);
     cache.write(target, 1000, data.data(), data.size());
     auto request = cache.flush_async();
     request.wait();
@@ -227,6 +228,36 @@ TEST(comm_cache, flushed_lines_reach_the_target_without_a_fence) {
     }
     EXPECT_EQ(window[999], std::byte{0});
     EXPECT_EQ(window[4000], std::byte{0});
+    cache.fence();
+  }
+}
+
+TEST(comm_cache, wait_for_flush_completes_point_to_point_without_a_fence) {
+  cachecomm::comm comm(MPI_COMM_WORLD);
+  for (cache_path path : {cache_path::automatic, cache_path::mpi}) {
+    comm_cache cache(comm, 1 << 14, cache_geometry{64, 4, 2}, path);
+    const int target = (comm.rank() + 1) % comm.size();
+    const int source = (comm.rank() + comm.size() - 1) % comm.size();
+    auto window = cache.local_window();
+    for (std::uint32_t round = 1; round <= 3; ++round) {
+      std::vector<std::byte> data(2000);
+      for (std::size_t i = 0; i < data.size(); ++i)
+        data[i] = static_cast<std::byte>(comm.rank() + round * 7 + i);
+      cache.write(target, 3000, data.data(), data.size());
+      if (round == 2) {
+        cache.flush_async().wait();
+      } else {
+        cache.flush();
+      }
+      cache.wait_for_flush(source, round);
+      for (std::size_t i = 0; i < data.size(); ++i) {
+        ASSERT_EQ(window[3000 + i], static_cast<std::byte>(source + round * 7 + i))
+            << "round " << round << " byte " << i << (path == cache_path::mpi ? " mpi" : " auto");
+      }
+      // The source must not overwrite before this rank has checked: a barrier between rounds.
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    EXPECT_THROW(cache.wait_for_flush(comm.size(), 1), cachecomm::invalid_argument);
     cache.fence();
   }
 }
