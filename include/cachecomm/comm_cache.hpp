@@ -85,6 +85,8 @@ class comm_cache {
   /// the others write into through their caches. Throws invalid_argument for a bad geometry.
   comm_cache(const comm& communicator, std::size_t window_bytes, cache_geometry geometry = {},
              cache_path path = cache_path::automatic);
+  /// Collective: fences (peers may still owe this rank lines), like MPI_Win_free. `communicator`
+  /// must outlive the cache.
   ~comm_cache();
   comm_cache(const comm_cache&) = delete;
   comm_cache& operator=(const comm_cache&) = delete;
