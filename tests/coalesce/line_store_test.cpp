@@ -130,3 +130,28 @@ TEST(line_store, random_writes_match_direct_writes) {
     }
   }
 }
+
+TEST(line_message, merges_adjacent_records_and_rejects_malformed_ones) {
+  cachecomm::detail::line_message message;
+  std::vector<std::byte> data(300, std::byte{4});
+  message.append(100, data.data(), 64);
+  message.append(164, data.data(), 64);  // adjacent: same record
+  message.append(1000, data.data(), 10);
+  EXPECT_EQ(message.records(), 2U);
+  EXPECT_EQ(message.payload_bytes(), 138U);
+  std::vector<std::pair<std::uint64_t, std::size_t>> seen;
+  cachecomm::detail::line_message::for_each_record(
+      message.bytes(), 4096, 0, [&](std::uint64_t offset, const std::byte*, std::size_t length) {
+        seen.emplace_back(offset, length);
+      });
+  ASSERT_EQ(seen.size(), 2U);
+  EXPECT_EQ(seen[0], (std::pair<std::uint64_t, std::size_t>{100, 128}));
+  EXPECT_EQ(seen[1], (std::pair<std::uint64_t, std::size_t>{1000, 10}));
+  auto ignore = [](std::uint64_t, const std::byte*, std::size_t) {};
+  // Outside a 1000-byte window; cut off.
+  EXPECT_THROW(cachecomm::detail::line_message::for_each_record(message.bytes(), 1000, 3, ignore),
+               cachecomm::error);
+  EXPECT_THROW(
+      cachecomm::detail::line_message::for_each_record(message.bytes().first(20), 4096, 3, ignore),
+      cachecomm::error);
+}
