@@ -70,6 +70,11 @@ line_store::line_store(const cache_geometry& geometry, std::vector<line_sink*> s
   m_free_ways.assign(geometry.sets, all_ways);
   m_target_counts.assign(m_sink_of_target.size() + 1, 0);
   if (std::has_single_bit(geometry.sets)) m_set_mask = geometry.sets - 1;
+  m_line_shift = static_cast<unsigned>(std::countr_zero(geometry.line_bytes));
+  if (std::has_single_bit(geometry.ways)) {
+    m_way_mask = geometry.ways - 1;
+    m_way_shift = static_cast<unsigned>(std::countr_zero(geometry.ways));
+  }
 }
 
 std::size_t line_store::set_of(std::uint64_t key) const {
@@ -93,6 +98,10 @@ std::size_t line_store::choose_free_way(std::size_t set) const {
   return static_cast<std::size_t>(std::countr_zero(free_ways));
 }
 
+std::size_t line_store::way_of_slot(std::size_t slot) const {
+  return m_way_mask != 0 || m_geometry.ways == 1 ? slot & m_way_mask : slot % m_geometry.ways;
+}
+
 std::size_t line_store::fullest_way() const {
   std::size_t fullest = 0;
   for (std::size_t way = 1; way < m_way_sets.size(); ++way) {
@@ -106,8 +115,9 @@ void line_store::write(int target, std::uint64_t offset, const std::byte* data, 
   ++m_statistics.writes;
   m_statistics.bytes_written += bytes;
   while (bytes > 0) {
-    const std::uint64_t line = offset / line_bytes;
-    const std::size_t first = offset % line_bytes;
+    // Shifts, not divisions: a 64-bit divide costs as much as the rest of a cached write.
+    const std::uint64_t line = offset >> m_line_shift;
+    const std::size_t first = offset & (line_bytes - 1);
     const std::size_t take = std::min(bytes, line_bytes - first);
     write_piece(target, line, first, data, take);
     offset += take;
@@ -166,6 +176,7 @@ void line_store::evict_way(std::size_t way) {
   m_slot_scratch.clear();
   for (std::uint32_t set : m_way_sets[way]) m_slot_scratch.push_back(set * m_geometry.ways + way);
   send_slots(m_slot_scratch);
+  m_way_sets[way].clear();
 }
 
 void line_store::flush_all() {
@@ -174,6 +185,7 @@ void line_store::flush_all() {
     if (m_keys[slot] != empty_key) m_slot_scratch.push_back(slot);
   }
   send_slots(m_slot_scratch);
+  for (auto& sets : m_way_sets) sets.clear();
 }
 
 void line_store::append_line_runs(std::size_t slot, std::uint64_t line_offset) {
@@ -240,11 +252,12 @@ void line_store::send_slots(std::vector<std::size_t>& slots) {
   }
   for (std::size_t slot : slots) {
     m_keys[slot] = empty_key;
-    std::fill_n(m_masks.data() + slot * m_mask_words, m_mask_words, 0);
-  }
-  for (std::size_t slot : slots) {
-    m_way_sets[slot % m_geometry.ways].clear();
-    m_free_ways[slot / m_geometry.ways] |= std::uint64_t{1} << (slot % m_geometry.ways);
+    std::uint64_t* mask = m_masks.data() + slot * m_mask_words;
+    for (std::size_t word = 0; word < m_mask_words; ++word) mask[word] = 0;
+    const std::size_t way = way_of_slot(slot);
+    const std::size_t set =
+        m_way_mask != 0 || m_geometry.ways == 1 ? slot >> m_way_shift : slot / m_geometry.ways;
+    m_free_ways[set] |= std::uint64_t{1} << way;
   }
 }
 

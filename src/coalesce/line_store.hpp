@@ -34,6 +34,7 @@ class line_store {
   [[nodiscard]] std::size_t set_of(std::uint64_t key) const;
   [[nodiscard]] std::size_t choose_free_way(std::size_t set) const;
   [[nodiscard]] std::size_t fullest_way() const;
+  [[nodiscard]] std::size_t way_of_slot(std::size_t slot) const;
   void write_piece(int target, std::uint64_t line, std::size_t first, const std::byte* data,
                    std::size_t bytes);
   void evict_way(std::size_t way);
@@ -55,7 +56,11 @@ class line_store {
       m_way_sets;                          ///< occupied sets of each way (its occupancy)
   std::vector<std::size_t> m_next_way;     ///< round-robin position per set
   std::vector<std::uint64_t> m_free_ways;  ///< bit w set: way w of the set is free
-  std::size_t m_set_mask = 0;              ///< sets - 1 when sets is a power of two (no division)
+  std::size_t m_set_mask = 0;
+  std::size_t m_way_mask = 0;  ///< ways - 1 when ways is a power of two
+  unsigned m_line_shift = 0;   ///< log2(line size)
+  unsigned m_way_shift = 0;  ///< log2(ways) when ways is a power of two              ///< sets - 1
+                             ///< when sets is a power of two (no division)
 
   // Scratch for building messages (kept to avoid allocating per eviction).
   std::vector<std::size_t> m_slot_scratch;
