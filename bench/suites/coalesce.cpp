@@ -236,10 +236,11 @@ class coalesce_suite final : public suite {
                             "messages_per_iter", "merges_per_iter", "median_us", "histogram"});
       }
     }
-    results.note(
-        "fraction_of_limit: payload bandwidth over that of one " +
-        std::to_string(options.large_bytes) +
-        "-byte message on the same path (mpi: a line message applied at the target; shm: memcpy)");
+    results.note("fraction_of_limit: median payload bandwidth over the best bandwidth of one " +
+                 std::to_string(options.large_bytes) +
+                 "-byte message on the same path (mpi: a record message applied at the target; "
+                 "shm: memcpy); fraction_of_put_large: the same against one MPI_Put of that size + "
+                 "MPI_Win_flush");
     if (world_rank == 0 && !common.json_path.empty()) results.write(common.json_path);
     return 0;
   }
@@ -334,9 +335,11 @@ class coalesce_suite final : public suite {
     }
     auto times = measure_interleaved(communicator.mpi_comm(), baselines, options.plan);
     const double alone_gbps = payload / times[0].median * 1e-3;
-    const double large_gbps = static_cast<double>(options.large_bytes) / times[2].median * 1e-3;
+    // The limit is the best the path showed for one large message (its capability; on a shared
+    // machine its median also carries every preemption that hit a single long transfer).
+    const double large_gbps = static_cast<double>(options.large_bytes) / times[2].min * 1e-3;
     const double put_large_gbps =
-        over_mpi ? static_cast<double>(options.large_bytes) / times[3].median * 1e-3 : 0.0;
+        over_mpi ? static_cast<double>(options.large_bytes) / times[3].min * 1e-3 : 0.0;
     const int timed_iterations = options.plan.batches * options.plan.iterations_per_batch;
     auto row = [&](const candidate& entry) {
       return json{{"op", "coalesce"},
