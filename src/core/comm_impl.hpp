@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 
 #include "cachecomm/comm.hpp"
@@ -11,6 +12,8 @@
 #include "sync/waiter.hpp"
 
 namespace cachecomm::detail {
+
+class coll_engine;
 
 /// Owns an MPI communicator handle; frees it unless MPI is already finalized.
 class mpi_comm_owner {
@@ -48,6 +51,9 @@ class comm_impl {
   [[nodiscard]] barrier_algorithm default_barrier() const { return m_default_barrier; }
   [[nodiscard]] const std::string& default_barrier_reason() const { return m_default_barrier_reason; }
 
+  /// State of the data collectives (src/coll/coll_engine), built on first use.
+  [[nodiscard]] std::shared_ptr<coll_engine>& collectives_state() { return m_collectives; }
+
  private:
   void split_nodes();
   void resolve_wait_policy();
@@ -65,6 +71,7 @@ class comm_impl {
   node_barrier m_barrier;
   barrier_algorithm m_default_barrier = barrier_algorithm::central_line;
   std::string m_default_barrier_reason;
+  std::shared_ptr<coll_engine> m_collectives;  // last: released before the waiter it uses
 };
 
 /// The automatic barrier choice for `node_size` ranks, with the reason.

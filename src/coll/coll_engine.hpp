@@ -1,0 +1,131 @@
+// Node-local data collectives over one shared-memory segment per communicator and node.
+//
+// Every call is a sequence of numbered steps that all node ranks take in the same order. In step k
+// a rank writes only its slot number k % 8 or the half k % 2 of the data region, and before writing
+// it waits until every rank has finished step k - depth (8 for slots; 2 for the region: double
+// buffering; 1: the seed's single buffer). Writers announce step k with a sequence number (in the slot's first line,
+// or in their `posted` line); readers announce that they are finished with `done` = k. Sequence
+// numbers only grow, so nothing is ever reset.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cachecomm/collectives.hpp"
+#include "shm/cache_line.hpp"
+#include "shm/segment.hpp"
+#include "sync/waiter.hpp"
+
+namespace cachecomm::detail {
+
+class comm_impl;
+
+struct coll_tuning {
+  std::size_t region_bytes = 1 << 20;   ///< each half of the data region
+  std::size_t chunk_bytes = 128 << 10;  ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
+  bool single_copy = true;              ///< allow cross-memory attach
+  bool check = false;                   ///< verify matching arguments across ranks
+  // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: the table in collectives.cpp)
+  broadcast_algorithm broadcast = broadcast_algorithm::automatic;
+  reduce_algorithm reduce = reduce_algorithm::automatic;
+  reduce_algorithm allreduce = reduce_algorithm::automatic;
+  allgather_algorithm allgather = allgather_algorithm::automatic;
+};
+
+class coll_engine {
+ public:
+  /// Collective over the node communicator of `impl`.
+  explicit coll_engine(comm_impl& impl);
+  /// The engine of `impl`, built on first use.
+  static coll_engine& of(comm_impl& impl);
+
+  /// Payload bytes of one slot: messages up to this size go through slots. The payload starts in
+  /// the line holding the slot's sequence number, so a small message costs one line transfer.
+  static constexpr std::size_t slot_header_bytes = 16;
+  static constexpr std::size_t slot_payload = 4096 - slot_header_bytes;
+  /// Slots per rank, used round robin: a writer checks its readers only every few steps, and a
+  /// root may run that many small broadcasts ahead of its readers (more when oversubscribed,
+  /// where readers run in bursts when the scheduler gets to them).
+  [[nodiscard]] std::uint32_t slot_ring() const { return m_slot_ring; }
+  /// Messages up to this size use the small slots (256 bytes each, a deeper ring of them).
+  static constexpr std::size_t small_slot_payload = 256 - slot_header_bytes;
+
+  [[nodiscard]] bool single_copy_available() const { return m_cma; }
+  [[nodiscard]] const coll_tuning& tuning() const { return m_tuning; }
+  [[nodiscard]] int node_size() const { return m_size; }
+  [[nodiscard]] int node_rank() const { return m_rank; }
+  [[nodiscard]] bool oversubscribed() const { return m_oversubscribed; }
+  /// Multi-node communicators only: node index and node rank of each communicator rank.
+  [[nodiscard]] int node_of(int rank) const { return m_node_of_rank.at(static_cast<std::size_t>(rank)); }
+  [[nodiscard]] int node_rank_of(int rank) const { return m_node_rank_of_rank.at(static_cast<std::size_t>(rank)); }
+
+  /// Concrete algorithms only. Ranks are node ranks.
+  void broadcast(void* buffer, std::size_t bytes, int root, broadcast_algorithm algorithm);
+  /// root < 0: every rank receives (allreduce). `input` may equal `output`.
+  void reduce(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root,
+              reduce_algorithm algorithm);
+  /// `input` may equal output + node_rank * block_bytes.
+  void allgather(const void* input, void* output, std::size_t block_bytes, allgather_algorithm algorithm);
+
+ private:
+  struct slot_header {
+    std::atomic<std::uint32_t> sequence;
+  };
+
+  std::uint32_t begin_step();
+  void ensure_free(std::uint32_t step, std::uint32_t depth);
+  void finish_step(std::uint32_t step);
+  // Slots come in two sizes: `bytes` (the same on every rank in a step) picks which.
+  [[nodiscard]] std::byte* slot(int rank, std::uint32_t step, std::size_t bytes) const;
+  [[nodiscard]] std::uint32_t slot_depth(std::size_t bytes) const {
+    return bytes <= small_slot_payload ? m_small_slot_ring : m_slot_ring;
+  }
+  [[nodiscard]] std::byte* slot_data(int rank, std::uint32_t step, std::size_t bytes) const {
+    return slot(rank, step, bytes) + slot_header_bytes;
+  }
+  [[nodiscard]] std::atomic<std::uint32_t>& slot_sequence(int rank, std::uint32_t step, std::size_t bytes) const {
+    return reinterpret_cast<slot_header*>(slot(rank, step, bytes))->sequence;
+  }
+  [[nodiscard]] std::byte* region(std::uint32_t step) const {
+    return m_region + (step & 1U) * m_tuning.region_bytes;
+  }
+  void post_slot(std::uint32_t step, std::size_t bytes);
+  void wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what);
+  void post_region(std::uint32_t step);
+  void wait_region(int rank, std::uint32_t step, const char* what);
+
+  void broadcast_slots(void* buffer, std::size_t bytes, int root);
+  void broadcast_tree(void* buffer, std::size_t bytes, int root);
+  void broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth);
+  void broadcast_single_copy(void* buffer, std::size_t bytes, int root);
+  void reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);
+  void reduce_scatter(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);
+  void probe_single_copy(MPI_Comm node);
+
+  int m_size = 1;
+  int m_rank = 0;
+  bool m_oversubscribed = false;
+  bool m_cma = false;
+  coll_tuning m_tuning;
+  waiter* m_wait = nullptr;
+  shm_segment m_segment;
+  slot_array<padded_flag> m_posted;
+  slot_array<padded_flag> m_done;
+  slot_array<padded_flag> m_address;  // single copy: the root's buffer address (64 bits over two words)
+  std::byte* m_slots = nullptr;       // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
+  std::byte* m_region = nullptr;      // two halves of region_bytes
+  std::vector<pid_t> m_pids;
+  std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
+  std::vector<int> m_node_of_rank;
+  std::vector<int> m_node_rank_of_rank;
+  std::uint32_t m_slot_ring = 8;
+  std::uint32_t m_small_slot_ring = 64;
+  std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes
+  std::uint32_t m_step = 0;
+  std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
+};
+
+}  // namespace cachecomm::detail

@@ -1,0 +1,152 @@
+#include "coll/reduce_kernels.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "cachecomm/error.hpp"
+
+namespace cachecomm::detail {
+
+namespace {
+
+// Blocks of this many bytes stay in L1 while every input is folded into them.
+constexpr std::size_t block_bytes = 4096;
+
+// Integer arithmetic goes through the unsigned type: wrap-around is defined there (and is what MPI does).
+template <typename T>
+T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <typename T>
+T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  if constexpr (sizeof(T) < sizeof(unsigned)) {
+    return static_cast<T>(static_cast<U>(static_cast<unsigned>(static_cast<U>(a)) * static_cast<unsigned>(static_cast<U>(b))));
+  } else {
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  }
+}
+
+template <typename T, reduce_op Op>
+inline void combine(T* __restrict acc, const T* __restrict in, std::size_t n) {
+  if constexpr (std::is_integral_v<T>) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (Op == reduce_op::sum) acc[i] = wrap_add(acc[i], in[i]);
+      else if constexpr (Op == reduce_op::product) acc[i] = wrap_mul(acc[i], in[i]);
+      else if constexpr (Op == reduce_op::min) acc[i] = in[i] < acc[i] ? in[i] : acc[i];
+      else if constexpr (Op == reduce_op::max) acc[i] = in[i] > acc[i] ? in[i] : acc[i];
+      else if constexpr (Op == reduce_op::logical_and) acc[i] = static_cast<T>((acc[i] != 0) & (in[i] != 0));
+      else if constexpr (Op == reduce_op::logical_or) acc[i] = static_cast<T>((acc[i] != 0) | (in[i] != 0));
+      else if constexpr (Op == reduce_op::logical_xor) acc[i] = static_cast<T>((acc[i] != 0) ^ (in[i] != 0));
+      else if constexpr (Op == reduce_op::bitwise_and) acc[i] = static_cast<T>(acc[i] & in[i]);
+      else if constexpr (Op == reduce_op::bitwise_or) acc[i] = static_cast<T>(acc[i] | in[i]);
+      else if constexpr (Op == reduce_op::bitwise_xor) acc[i] = static_cast<T>(acc[i] ^ in[i]);
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if constexpr (Op == reduce_op::sum) acc[i] = acc[i] + in[i];
+      else if constexpr (Op == reduce_op::product) acc[i] = acc[i] * in[i];
+      else if constexpr (Op == reduce_op::min) acc[i] = in[i] < acc[i] ? in[i] : acc[i];
+      else if constexpr (Op == reduce_op::max) acc[i] = in[i] > acc[i] ? in[i] : acc[i];
+    }
+  } else {
+    // Complex: treated as interleaved (re, im) pairs of the real type, so the loops vectorize.
+    using R = typename T::value_type;
+    auto* a = reinterpret_cast<R*>(acc);
+    const auto* b = reinterpret_cast<const R*>(in);
+    if constexpr (Op == reduce_op::sum) {
+      for (std::size_t i = 0; i < 2 * n; ++i) a[i] = a[i] + b[i];
+    } else if constexpr (Op == reduce_op::product) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const R re = a[2 * i] * b[2 * i] - a[2 * i + 1] * b[2 * i + 1];
+        const R im = a[2 * i] * b[2 * i + 1] + a[2 * i + 1] * b[2 * i];
+        a[2 * i] = re;
+        a[2 * i + 1] = im;
+      }
+    }
+  }
+}
+
+template <typename T, reduce_op Op>
+void reduce_typed(const void* const* inputs, int input_count, void* out, void* second_out, std::size_t count) {
+  constexpr std::size_t per_block = std::max<std::size_t>(1, block_bytes / sizeof(T));
+  alignas(64) unsigned char storage[per_block * sizeof(T)];
+  T* block = reinterpret_cast<T*>(storage);
+  for (std::size_t start = 0; start < count; start += per_block) {
+    const std::size_t n = std::min(per_block, count - start);
+    std::memcpy(block, static_cast<const T*>(inputs[0]) + start, n * sizeof(T));
+    for (int input = 1; input < input_count; ++input) {
+      combine<T, Op>(block, static_cast<const T*>(inputs[input]) + start, n);
+    }
+    std::memcpy(static_cast<T*>(out) + start, block, n * sizeof(T));
+    if (second_out != nullptr) std::memcpy(static_cast<T*>(second_out) + start, block, n * sizeof(T));
+  }
+}
+
+using reduce_function = void (*)(const void* const*, int, void*, void*, std::size_t);
+
+template <typename T>
+reduce_function pick_op(reduce_op op) {
+  constexpr bool integral = std::is_integral_v<T>;
+  constexpr bool real = integral || std::is_floating_point_v<T>;
+  switch (op) {
+    case reduce_op::sum: return reduce_typed<T, reduce_op::sum>;
+    case reduce_op::product: return reduce_typed<T, reduce_op::product>;
+    default: break;
+  }
+  if constexpr (real) {
+    if (op == reduce_op::min) return reduce_typed<T, reduce_op::min>;
+    if (op == reduce_op::max) return reduce_typed<T, reduce_op::max>;
+  }
+  if constexpr (integral) {
+    switch (op) {
+      case reduce_op::logical_and: return reduce_typed<T, reduce_op::logical_and>;
+      case reduce_op::logical_or: return reduce_typed<T, reduce_op::logical_or>;
+      case reduce_op::logical_xor: return reduce_typed<T, reduce_op::logical_xor>;
+      case reduce_op::bitwise_and: return reduce_typed<T, reduce_op::bitwise_and>;
+      case reduce_op::bitwise_or: return reduce_typed<T, reduce_op::bitwise_or>;
+      case reduce_op::bitwise_xor: return reduce_typed<T, reduce_op::bitwise_xor>;
+      default: break;
+    }
+  }
+  return nullptr;
+}
+
+reduce_function pick(datatype type, reduce_op op) {
+  switch (type) {
+    case datatype::int8: return pick_op<std::int8_t>(op);
+    case datatype::uint8: return pick_op<std::uint8_t>(op);
+    case datatype::int16: return pick_op<std::int16_t>(op);
+    case datatype::uint16: return pick_op<std::uint16_t>(op);
+    case datatype::int32: return pick_op<std::int32_t>(op);
+    case datatype::uint32: return pick_op<std::uint32_t>(op);
+    case datatype::int64: return pick_op<std::int64_t>(op);
+    case datatype::uint64: return pick_op<std::uint64_t>(op);
+    case datatype::float32: return pick_op<float>(op);
+    case datatype::float64: return pick_op<double>(op);
+    case datatype::complex64: return pick_op<std::complex<float>>(op);
+    case datatype::complex128: return pick_op<std::complex<double>>(op);
+    case datatype::byte: return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void reduce_ordered(const void* const* inputs, int input_count, void* out, void* second_out, std::size_t count,
+                    datatype type, reduce_op op) {
+  if (count == 0) return;
+  reduce_function function = pick(type, op);
+  if (function == nullptr) check_supported(type, op);  // throws with the reason
+  if (function == nullptr || op == reduce_op::replace) {
+    throw unsupported_error("cachecomm: no reduction kernel for " + std::string(to_string(op)) + " on " +
+                            std::string(to_string(type)));
+  }
+  function(inputs, input_count, out, second_out, count);
+}
+
+}  // namespace cachecomm::detail

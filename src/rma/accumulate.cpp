@@ -1,0 +1,135 @@
+#include "rma/accumulate.hpp"
+
+#include <complex>
+#include <cstring>
+#include <type_traits>
+
+#include "cachecomm/error.hpp"
+#include "sync/waiter.hpp"
+
+namespace cachecomm::detail {
+
+namespace {
+
+template <typename T>
+T combine(T current, T incoming, reduce_op op) {
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case reduce_op::sum: return static_cast<T>(current + incoming);
+      case reduce_op::product: return static_cast<T>(current * incoming);
+      case reduce_op::min: return incoming < current ? incoming : current;
+      case reduce_op::max: return incoming > current ? incoming : current;
+      case reduce_op::logical_and: return static_cast<T>((current != 0) && (incoming != 0));
+      case reduce_op::logical_or: return static_cast<T>((current != 0) || (incoming != 0));
+      case reduce_op::logical_xor: return static_cast<T>((current != 0) != (incoming != 0));
+      case reduce_op::bitwise_and: return static_cast<T>(current & incoming);
+      case reduce_op::bitwise_or: return static_cast<T>(current | incoming);
+      case reduce_op::bitwise_xor: return static_cast<T>(current ^ incoming);
+      case reduce_op::replace: return incoming;
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case reduce_op::sum: return current + incoming;
+      case reduce_op::product: return current * incoming;
+      case reduce_op::min: return incoming < current ? incoming : current;
+      case reduce_op::max: return incoming > current ? incoming : current;
+      case reduce_op::replace: return incoming;
+      default: break;
+    }
+  } else {  // complex
+    switch (op) {
+      case reduce_op::sum: return current + incoming;
+      case reduce_op::product: return current * incoming;
+      case reduce_op::replace: return incoming;
+      default: break;
+    }
+  }
+  throw unsupported_error("cachecomm: accumulate operation not supported on this type");
+}
+
+template <std::size_t Bytes> struct word_of;
+template <> struct word_of<1> { using type = std::uint8_t; };
+template <> struct word_of<2> { using type = std::uint16_t; };
+template <> struct word_of<4> { using type = std::uint32_t; };
+template <> struct word_of<8> { using type = std::uint64_t; };
+
+// One element, 1-8 bytes: compare-and-swap on the element's bit pattern, so floating-point and
+// complex64 need no lock and any op works the same way.
+template <typename T>
+void accumulate_cas(std::byte* target, const std::byte* origin, std::size_t count, reduce_op op) {
+  using word = typename word_of<sizeof(T)>::type;
+  for (std::size_t i = 0; i < count; ++i) {
+    T incoming;
+    std::memcpy(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
+    auto* slot = reinterpret_cast<word*>(target + i * sizeof(T));
+    if (op == reduce_op::replace) {
+      word bits;
+      std::memcpy(&bits, &incoming, sizeof(T));
+      __atomic_store_n(slot, bits, __ATOMIC_RELAXED);
+      continue;
+    }
+    word expected = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    while (true) {
+      T current;
+      std::memcpy(static_cast<void*>(&current), &expected, sizeof(T));
+      T updated = combine(current, incoming, op);
+      word desired;
+      std::memcpy(&desired, &updated, sizeof(T));
+      if (__atomic_compare_exchange_n(slot, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
+    }
+  }
+}
+
+// complex128 (16 bytes): std::complex<double> is only 8-byte aligned and cmpxchg16b faults on a
+// misaligned address, while GCC's 16-byte __atomic falls back to libatomic whose lock table is
+// private to each process. A striped spin lock in the shared segment works for any 8-aligned
+// element and across processes; complex accumulate is rare enough that the lock costs little.
+void accumulate_locked(std::byte* target, const std::byte* origin, std::size_t count, reduce_op op,
+                       const accumulate_stripes& stripes, waiter& wait) {
+  using T = std::complex<double>;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::byte* element = target + i * sizeof(T);
+    auto offset = static_cast<std::size_t>(element - stripes.segment_base);
+    auto& lock = stripes.locks[(offset / sizeof(T)) % accumulate_stripes::count].value;
+    auto try_lock = [&] {
+      std::uint32_t unlocked = 0;
+      return lock.load(std::memory_order_relaxed) == 0 &&
+             lock.compare_exchange_strong(unlocked, 1, std::memory_order_acquire);
+    };
+    wait.wait(reinterpret_cast<const std::uint32_t*>(&lock), try_lock, -1, "window accumulate (complex128 lock)");
+    T current;
+    T incoming;
+    std::memcpy(static_cast<void*>(&current), element, sizeof(T));
+    std::memcpy(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
+    T updated = combine(current, incoming, op);
+    std::memcpy(element, &updated, sizeof(T));
+    wait.publish(lock, 0);
+  }
+}
+
+}  // namespace
+
+std::size_t accumulate_alignment(datatype type) {
+  return type == datatype::complex128 ? 8 : size_of(type);
+}
+
+void accumulate_elements(std::byte* target, const std::byte* origin, std::size_t count, datatype type,
+                         reduce_op op, const accumulate_stripes& stripes, waiter& wait) {
+  switch (type) {
+    case datatype::int8: return accumulate_cas<std::int8_t>(target, origin, count, op);
+    case datatype::uint8: return accumulate_cas<std::uint8_t>(target, origin, count, op);
+    case datatype::byte: return accumulate_cas<std::uint8_t>(target, origin, count, op);  // replace only
+    case datatype::int16: return accumulate_cas<std::int16_t>(target, origin, count, op);
+    case datatype::uint16: return accumulate_cas<std::uint16_t>(target, origin, count, op);
+    case datatype::int32: return accumulate_cas<std::int32_t>(target, origin, count, op);
+    case datatype::uint32: return accumulate_cas<std::uint32_t>(target, origin, count, op);
+    case datatype::int64: return accumulate_cas<std::int64_t>(target, origin, count, op);
+    case datatype::uint64: return accumulate_cas<std::uint64_t>(target, origin, count, op);
+    case datatype::float32: return accumulate_cas<float>(target, origin, count, op);
+    case datatype::float64: return accumulate_cas<double>(target, origin, count, op);
+    case datatype::complex64: return accumulate_cas<std::complex<float>>(target, origin, count, op);
+    case datatype::complex128: return accumulate_locked(target, origin, count, op, stripes, wait);
+  }
+}
+
+}  // namespace cachecomm::detail

@@ -1,0 +1,157 @@
+// Shared helpers of the collectives tests: input values whose reductions are exact (so any
+// correct order gives the same bits as MPI), and the MPI names of cachecomm's types and ops.
+#pragma once
+
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cachecomm/datatype.hpp"
+
+namespace cachecomm::testing {
+
+inline MPI_Datatype mpi_type(datatype type) {
+  switch (type) {
+    case datatype::int8: return MPI_INT8_T;
+    case datatype::uint8: return MPI_UINT8_T;
+    case datatype::int16: return MPI_INT16_T;
+    case datatype::uint16: return MPI_UINT16_T;
+    case datatype::int32: return MPI_INT32_T;
+    case datatype::uint32: return MPI_UINT32_T;
+    case datatype::int64: return MPI_INT64_T;
+    case datatype::uint64: return MPI_UINT64_T;
+    case datatype::float32: return MPI_FLOAT;
+    case datatype::float64: return MPI_DOUBLE;
+    case datatype::complex64: return MPI_C_FLOAT_COMPLEX;
+    case datatype::complex128: return MPI_C_DOUBLE_COMPLEX;
+    case datatype::byte: return MPI_BYTE;
+  }
+  return MPI_BYTE;
+}
+
+inline MPI_Op mpi_op(reduce_op op) {
+  switch (op) {
+    case reduce_op::sum: return MPI_SUM;
+    case reduce_op::product: return MPI_PROD;
+    case reduce_op::min: return MPI_MIN;
+    case reduce_op::max: return MPI_MAX;
+    case reduce_op::logical_and: return MPI_LAND;
+    case reduce_op::logical_or: return MPI_LOR;
+    case reduce_op::logical_xor: return MPI_LXOR;
+    case reduce_op::bitwise_and: return MPI_BAND;
+    case reduce_op::bitwise_or: return MPI_BOR;
+    case reduce_op::bitwise_xor: return MPI_BXOR;
+    case reduce_op::replace: return MPI_REPLACE;
+  }
+  return MPI_OP_NULL;
+}
+
+inline const std::vector<datatype>& reducible_types() {
+  static const std::vector<datatype> all = {datatype::int8,    datatype::uint8,   datatype::int16,     datatype::uint16,
+                                            datatype::int32,   datatype::uint32,  datatype::int64,     datatype::uint64,
+                                            datatype::float32, datatype::float64, datatype::complex64, datatype::complex128};
+  return all;
+}
+
+inline const std::vector<reduce_op>& collective_ops() {
+  static const std::vector<reduce_op> all = {reduce_op::sum,         reduce_op::product,     reduce_op::min,
+                                             reduce_op::max,         reduce_op::logical_and, reduce_op::logical_or,
+                                             reduce_op::logical_xor, reduce_op::bitwise_and, reduce_op::bitwise_or,
+                                             reduce_op::bitwise_xor};
+  return all;
+}
+
+/// A small integer for element `index` of `rank`, chosen so that `op` over any number of ranks
+/// stays exact in every type (products only ever multiply by 1, -1 or, on three ranks, 2).
+inline long long exact_value(reduce_op op, int rank, std::size_t index, unsigned seed, bool is_signed) {
+  const auto mix = static_cast<long long>((index * 2654435761ULL + static_cast<unsigned long long>(rank) * 40503ULL + seed) % 1000003ULL);
+  switch (op) {
+    case reduce_op::product:
+      if (rank < 3 && mix % 5 == 0) return 2;
+      return is_signed && mix % 3 == 0 ? -1 : 1;
+    case reduce_op::logical_and: case reduce_op::logical_or: case reduce_op::logical_xor: return mix % 3;
+    case reduce_op::bitwise_and: case reduce_op::bitwise_or: case reduce_op::bitwise_xor: return mix % 256;
+    default: return is_signed ? mix % 21 - 10 : mix % 21;
+  }
+}
+
+template <typename T>
+void fill_typed(void* buffer, std::size_t count, reduce_op op, int rank, unsigned seed) {
+  auto* out = static_cast<T*>(buffer);
+  for (std::size_t i = 0; i < count; ++i) {
+    if constexpr (std::is_integral_v<T> || std::is_floating_point_v<T>) {
+      out[i] = static_cast<T>(exact_value(op, rank, i, seed, std::is_signed_v<T> || std::is_floating_point_v<T>));
+    } else {
+      using R = typename T::value_type;
+      if (op == reduce_op::product) {
+        // i, -1 or 1: every product of them is exact.
+        const long long pick = exact_value(reduce_op::sum, rank, i, seed, false) % 3;
+        out[i] = pick == 0 ? T(R(0), R(1)) : (pick == 1 ? T(R(-1), R(0)) : T(R(1), R(0)));
+      } else {
+        out[i] = T(static_cast<R>(exact_value(op, rank, i, seed, true)), static_cast<R>(exact_value(op, rank, i + 7, seed, true)));
+      }
+    }
+  }
+}
+
+inline void fill(void* buffer, std::size_t count, datatype type, reduce_op op, int rank, unsigned seed) {
+  switch (type) {
+    case datatype::int8: fill_typed<std::int8_t>(buffer, count, op, rank, seed); break;
+    case datatype::uint8: fill_typed<std::uint8_t>(buffer, count, op, rank, seed); break;
+    case datatype::int16: fill_typed<std::int16_t>(buffer, count, op, rank, seed); break;
+    case datatype::uint16: fill_typed<std::uint16_t>(buffer, count, op, rank, seed); break;
+    case datatype::int32: fill_typed<std::int32_t>(buffer, count, op, rank, seed); break;
+    case datatype::uint32: fill_typed<std::uint32_t>(buffer, count, op, rank, seed); break;
+    case datatype::int64: fill_typed<std::int64_t>(buffer, count, op, rank, seed); break;
+    case datatype::uint64: fill_typed<std::uint64_t>(buffer, count, op, rank, seed); break;
+    case datatype::float32: fill_typed<float>(buffer, count, op, rank, seed); break;
+    case datatype::float64: fill_typed<double>(buffer, count, op, rank, seed); break;
+    case datatype::complex64: fill_typed<std::complex<float>>(buffer, count, op, rank, seed); break;
+    case datatype::complex128: fill_typed<std::complex<double>>(buffer, count, op, rank, seed); break;
+    case datatype::byte: fill_typed<std::uint8_t>(buffer, count, reduce_op::bitwise_xor, rank, seed); break;
+  }
+}
+
+/// Equal results: bit for bit, except that floating-point zeros of either sign are equal (MPI
+/// libraries form complex products in different orders, which may flip the sign of a zero).
+inline bool same_values(const void* a, const void* b, std::size_t count, datatype type) {
+  if (std::memcmp(a, b, count * size_of(type)) == 0) return true;
+  std::size_t reals = count;
+  switch (type) {
+    case datatype::complex64: reals *= 2; [[fallthrough]];
+    case datatype::float32: {
+      const auto* x = static_cast<const float*>(a);
+      const auto* y = static_cast<const float*>(b);
+      for (std::size_t i = 0; i < reals; ++i) if (!(x[i] == y[i])) return false;
+      return true;
+    }
+    case datatype::complex128: reals *= 2; [[fallthrough]];
+    case datatype::float64: {
+      const auto* x = static_cast<const double*>(a);
+      const auto* y = static_cast<const double*>(b);
+      for (std::size_t i = 0; i < reals; ++i) if (!(x[i] == y[i])) return false;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+/// Element count for a message of about `bytes` bytes (at least one element when bytes > 0).
+inline std::size_t count_for(std::size_t bytes, datatype type) {
+  const std::size_t element = size_of(type);
+  return (bytes + element - 1) / element;
+}
+
+/// True on every rank when `condition` holds on every rank.
+inline bool all_ranks(bool condition, MPI_Comm comm = MPI_COMM_WORLD) {
+  int local = condition ? 1 : 0;
+  int global = 0;
+  MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, comm);
+  return global == 1;
+}
+
+}  // namespace cachecomm::testing

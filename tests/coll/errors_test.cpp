@@ -1,0 +1,134 @@
+// Bad arguments and mismatched calls end in clear errors, never in hangs or corrupted memory.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <complex>
+#include <string>
+#include <vector>
+
+#include "cachecomm/collectives.hpp"
+#include "cachecomm/error.hpp"
+#include "coll/coll_test_support.hpp"
+
+namespace cachecomm {
+namespace {
+
+template <typename Error, typename Call>
+std::string expect_error(Call&& call) {
+  try {
+    call();
+  } catch (const Error& failure) {
+    return failure.what();
+  } catch (const std::exception& other) {
+    ADD_FAILURE() << "wrong error type: " << other.what();
+    return {};
+  }
+  ADD_FAILURE() << "no error";
+  return {};
+}
+
+void expect_still_works(comm& c) {
+  double value = 1.0;
+  double total = 0.0;
+  allreduce(c, &value, &total, 1, datatype::float64, reduce_op::sum);
+  EXPECT_EQ(total, static_cast<double>(c.size()));
+}
+
+TEST(CollectiveErrors, NullBuffersWithElementsAreRefused) {
+  comm c(MPI_COMM_WORLD);
+  std::vector<int> buffer(4, 0);
+  auto message = expect_error<invalid_argument>(
+      [&] { allreduce(c, nullptr, buffer.data(), 4, datatype::int32, reduce_op::sum); });
+  EXPECT_NE(message.find("send buffer is null"), std::string::npos) << message;
+  message = expect_error<invalid_argument>(
+      [&] { allreduce(c, buffer.data(), nullptr, 4, datatype::int32, reduce_op::sum); });
+  EXPECT_NE(message.find("receive buffer is null"), std::string::npos) << message;
+  message = expect_error<invalid_argument>([&] { broadcast(c, nullptr, 4, datatype::int32, 0); });
+  EXPECT_NE(message.find("buffer is null"), std::string::npos) << message;
+  message = expect_error<invalid_argument>([&] { allgather(c, buffer.data(), nullptr, 1, datatype::int32); });
+  EXPECT_NE(message.find("null"), std::string::npos) << message;
+  message = expect_error<invalid_argument>([&] { broadcast(c, buffer.data(), 4, datatype::int32, c.size()); });
+  EXPECT_NE(message.find("root"), std::string::npos) << message;
+  // Zero elements with null buffers are fine.
+  allreduce(c, nullptr, nullptr, 0, datatype::int32, reduce_op::sum);
+  broadcast(c, nullptr, 0, datatype::int32, 0);
+  expect_still_works(c);
+}
+
+TEST(CollectiveErrors, UnsupportedTypeAndOperationPairsAreRefused) {
+  comm c(MPI_COMM_WORLD);
+  std::vector<std::byte> bytes(8);
+  std::vector<std::complex<double>> numbers(2);
+  auto message = expect_error<unsupported_error>(
+      [&] { allreduce(c, in_place, bytes.data(), bytes.size(), datatype::byte, reduce_op::sum); });
+  EXPECT_NE(message.find("byte"), std::string::npos) << message;
+  message = expect_error<unsupported_error>(
+      [&] { allreduce(c, in_place, numbers.data(), 2, datatype::complex128, reduce_op::max); });
+  EXPECT_NE(message.find("complex128"), std::string::npos) << message;
+  message = expect_error<unsupported_error>(
+      [&] { reduce(c, in_place, numbers.data(), 2, datatype::float64, reduce_op::replace, 0); });
+  EXPECT_NE(message.find("replace"), std::string::npos) << message;
+  std::vector<double> reals(2);
+  message = expect_error<unsupported_error>(
+      [&] { allreduce(c, in_place, reals.data(), 2, datatype::float64, reduce_op::bitwise_xor); });
+  EXPECT_NE(message.find("bitwise-xor"), std::string::npos) << message;
+  expect_still_works(c);
+}
+
+config checking_config() {
+  config settings = config::from_environment();
+  settings.set("CACHECOMM_CHECK", "1");
+  return settings;
+}
+
+TEST(CollectiveErrors, CheckingReportsMismatchedCallsOnEveryRank) {
+  comm c(MPI_COMM_WORLD, checking_config());
+  if (c.size() == 1) GTEST_SKIP() << "needs two ranks to disagree";
+  std::vector<double> data(64, 1.0), result(64);
+  auto message = expect_error<usage_error>([&] {
+    allreduce(c, data.data(), result.data(), c.rank() == 0 ? 8 : 9, datatype::float64, reduce_op::sum);
+  });
+  EXPECT_NE(message.find("count"), std::string::npos) << message;
+  message = expect_error<usage_error>([&] {
+    allreduce(c, data.data(), result.data(), 4, c.rank() == 0 ? datatype::float64 : datatype::int64, reduce_op::sum);
+  });
+  EXPECT_NE(message.find("datatype"), std::string::npos) << message;
+  message = expect_error<usage_error>([&] { broadcast(c, data.data(), 4, datatype::float64, c.rank() == 0 ? 0 : 1); });
+  EXPECT_NE(message.find("root"), std::string::npos) << message;
+  message = expect_error<usage_error>([&] {
+    allreduce(c, data.data(), result.data(), 4, datatype::float64, c.rank() == 0 ? reduce_op::sum : reduce_op::max);
+  });
+  EXPECT_NE(message.find("reduction"), std::string::npos) << message;
+  // One rank's bad argument fails the call everywhere instead of leaving the others waiting.
+  message = expect_error<invalid_argument>([&] {
+    allreduce(c, c.rank() == 0 ? nullptr : data.data(), result.data(), 4, datatype::float64, reduce_op::sum);
+  });
+  EXPECT_FALSE(message.empty());
+  expect_still_works(c);
+}
+
+TEST(CollectiveErrors, TypedOverloadsAndNamesWork) {
+  comm c(MPI_COMM_WORLD);
+  std::vector<int> mine = {c.rank(), 1};
+  std::vector<int> sums(2);
+  allreduce(c, std::span<const int>(mine), std::span<int>(sums), reduce_op::sum);
+  EXPECT_EQ(sums[1], c.size());
+  EXPECT_EQ(sums[0], c.size() * (c.size() - 1) / 2);
+  allreduce(c, std::span<int>(mine), reduce_op::max);
+  EXPECT_EQ(mine[0], c.size() - 1);
+  std::vector<int> gathered(2 * static_cast<std::size_t>(c.size()));
+  allgather(c, std::span<const int>(sums), std::span<int>(gathered));
+  EXPECT_EQ(gathered.back(), c.size());
+  for (auto algorithm : all_broadcast_algorithms()) {
+    EXPECT_EQ(parse_broadcast_algorithm(to_string(algorithm)), algorithm);
+  }
+  for (auto algorithm : all_reduce_algorithms()) EXPECT_EQ(parse_reduce_algorithm(to_string(algorithm)), algorithm);
+  EXPECT_THROW((void)parse_reduce_algorithm("fastest"), invalid_argument);
+  EXPECT_FALSE(explain_allreduce(c, 8).reason.empty());
+  EXPECT_FALSE(explain_broadcast(c, 1 << 20).algorithm.empty());
+  std::vector<int> too_long(3);
+  EXPECT_THROW(allreduce(c, std::span<const int>(mine), std::span<int>(too_long), reduce_op::sum), invalid_argument);
+}
+
+}  // namespace
+}  // namespace cachecomm
