@@ -5,6 +5,7 @@
 #include "cachecomm/channel.hpp"
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/comm.hpp"
+#include "cachecomm/comm_cache.hpp"
 #include "cachecomm/config.hpp"
 #include "cachecomm/datatype.hpp"
 #include "cachecomm/error.hpp"
