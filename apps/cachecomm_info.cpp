@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <vector>
 
 #include "cachecomm/cachecomm.hpp"
 #include "topo/machine.hpp"
@@ -12,6 +13,20 @@ int main(int argc, char** argv) {
   int code = 0;
   try {
     cachecomm::comm comm(MPI_COMM_WORLD);
+    // The collectives' state is built collectively on first use, so every rank asks.
+    struct choice_row {
+      const char* operation;
+      std::size_t bytes;
+      cachecomm::algorithm_choice choice;
+    };
+    std::vector<choice_row> choices;
+    for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536}, std::size_t{1} << 20}) {
+      choices.push_back({"broadcast", bytes, cachecomm::explain_broadcast(comm, bytes)});
+      choices.push_back({"reduce", bytes, cachecomm::explain_reduce(comm, bytes)});
+      choices.push_back({"allreduce", bytes, cachecomm::explain_allreduce(comm, bytes)});
+      choices.push_back({"allgather", bytes, cachecomm::explain_allgather(comm, bytes)});
+    }
+    const bool single_copy = cachecomm::single_copy_available(comm);
     if (comm.rank() == 0) {
       const auto& machine = cachecomm::detail::this_machine();
       const auto& topology = comm.topology();
@@ -31,6 +46,13 @@ int main(int argc, char** argv) {
                   policy.yield_iterations, policy.timeout_seconds);
       std::printf("barrier: %s (%s)\n", std::string(cachecomm::to_string(comm.default_barrier())).c_str(),
                   comm.default_barrier_reason().c_str());
+      std::printf("single copy (cross-memory attach): %s\n",
+                  single_copy ? "available" : "refused or disabled: large broadcasts copy through shared memory");
+      std::printf("collectives (node phase; across nodes leaders add an MPI step):\n");
+      for (const auto& row : choices) {
+        std::printf("  %-9s %8zu B: %-15s %s\n", row.operation, row.bytes, row.choice.algorithm.c_str(),
+                    row.choice.reason.c_str());
+      }
       std::printf("\nsettings (CACHECOMM_*):\n");
       for (const auto& setting : cachecomm::declared_settings()) {
         std::printf("  %-28s = %-10s %s%s\n", setting.name.c_str(), comm.settings().get(setting.name).c_str(),

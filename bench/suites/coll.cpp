@@ -16,7 +16,8 @@ std::vector<std::size_t> default_sizes(bool quick) {
   if (quick) return {8, 100, 4096};
   std::vector<std::size_t> sizes;
   for (std::size_t size = 8; size <= (4U << 20); size *= 4) sizes.push_back(size);
-  for (std::size_t odd : {13U, 1000U, 65537U, (1U << 20) + 3U}) sizes.push_back(odd);
+  // 8 * 4^k stops at 2 MiB; 1 MiB and 4 MiB are the sizes the goals name.
+  for (std::size_t odd : {13U, 1000U, 65537U, 1U << 20, (1U << 20) + 3U, 4U << 20}) sizes.push_back(odd);
   std::sort(sizes.begin(), sizes.end());
   return sizes;
 }

@@ -147,13 +147,17 @@ std::uint32_t coll_engine::begin_step() { return ++m_step; }
 void coll_engine::ensure_free(std::uint32_t step, std::uint32_t depth) {
   const std::uint32_t needed = step - depth;
   if (sequence_reached(m_all_done, needed)) return;
+  // A writer that has run a whole ring ahead waits until its readers are half a ring behind, not
+  // just one slot: otherwise it would re-read their `done` lines (and they re-acquire them) on every
+  // step. Safe for deep rings only: every rank has finished all steps but its last one or two.
+  const std::uint32_t target = depth >= 8 ? step - depth / 2 : needed;
   std::uint32_t lowest = m_step;
   for (int rank = 0; rank < m_size; ++rank) {
     if (rank == m_rank) continue;
     auto& word = m_done[static_cast<std::size_t>(rank)].value;
     std::uint32_t value = word.load(std::memory_order_acquire);
-    if (!sequence_reached(value, needed)) {
-      m_wait->wait_reach(word, needed, rank, "collective (a rank still reading the buffer about to be reused)");
+    if (!sequence_reached(value, needed) || (depth >= 8 && !sequence_reached(value, target))) {
+      m_wait->wait_reach(word, target, rank, "collective (a rank still reading the buffer about to be reused)");
       value = word.load(std::memory_order_acquire);
     }
     if (!sequence_reached(value, lowest)) lowest = value;

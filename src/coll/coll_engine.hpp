@@ -1,11 +1,12 @@
 // Node-local data collectives over one shared-memory segment per communicator and node.
 //
 // Every call is a sequence of numbered steps that all node ranks take in the same order. In step k
-// a rank writes only its slot number k % 8 or the half k % 2 of the data region, and before writing
-// it waits until every rank has finished step k - depth (8 for slots; 2 for the region: double
-// buffering; 1: the seed's single buffer). Writers announce step k with a sequence number (in the slot's first line,
-// or in their `posted` line); readers announce that they are finished with `done` = k. Sequence
-// numbers only grow, so nothing is ever reset.
+// a rank writes only its slot number k % ring (256-byte slots for messages up to 240 bytes, 4 KiB
+// slots up to 4080) or the half k % 2 of the data region, and before writing it waits until every
+// rank has finished step k - depth (depth = the ring for slots; 2 for the region: double buffering;
+// 1: the seed's single buffer). Writers announce step k with a sequence number (in the slot's first
+// line, or in their `posted` line); readers announce that they are finished with `done` = k.
+// Sequence numbers only grow, so nothing is ever reset.
 #pragma once
 
 #include <sys/types.h>

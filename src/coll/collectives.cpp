@@ -29,9 +29,6 @@ const detail::setting_declaration check_setting{
     "Verify on every collective that all ranks pass the same operation, count, type, reduction and "
     "root, and report bad arguments on every rank (one extra MPI allreduce per call; off by default)."};
 
-// Messages at least this large use single copy when it is available.
-constexpr std::size_t single_copy_threshold = 64 << 10;
-
 template <typename Enum>
 Enum parse_named(std::string_view text, const std::vector<Enum>& all, const char* what) {
   if (text == "auto") return Enum::automatic;
@@ -218,20 +215,25 @@ std::pair<broadcast_algorithm, const char*> choose_broadcast(const detail::coll_
     }
     return {broadcast_algorithm::double_buffer, "small message: the root's slot (data in the flag's line), read by every rank"};
   }
-  if (engine.single_copy_available() && bytes >= single_copy_threshold) {
-    return {broadcast_algorithm::single_copy,
-            "large message and cross-memory attach allowed: every reader copies once, straight from the root"};
-  }
+  // Cross-memory attach (single-copy) stays available but is not chosen: process_vm_readv pins the
+  // root's pages on every call, and on the machines measured so far the pipelined copy through two
+  // shared buffers (both copies running at once, in cache) was faster at every size up to 4 MiB.
   return {broadcast_algorithm::double_buffer,
-          engine.single_copy_available() ? "medium message: pipelined through two shared buffers"
-                                         : "large message, cross-memory attach refused: pipelined through two shared buffers"};
+          "larger message: pipelined through two shared buffers (the root fills one while the others drain the "
+          "other)"};
 }
 
 std::pair<reduce_algorithm, const char*> choose_reduce(const detail::coll_engine& engine, std::size_t bytes,
-                                                       reduce_algorithm requested, const char* setting) {
+                                                       reduce_algorithm requested, const char* setting,
+                                                       bool rooted) {
   if (requested != reduce_algorithm::automatic) return {requested, setting};
   if (bytes <= detail::coll_engine::slot_payload || engine.node_size() == 1) {
     return {reduce_algorithm::slots, "small message: one slot per rank, the reducer reads them in rank order"};
+  }
+  if (rooted && engine.oversubscribed() && bytes <= (128U << 10)) {
+    return {reduce_algorithm::slots,
+            "oversubscribed rooted reduce up to 128 KiB: the other ranks post and leave, one scheduler round "
+            "instead of the reduce-scatter's three"};
   }
   return {reduce_algorithm::reduce_scatter,
           "large message: each rank reduces one slice of every input (pipelined), then the slices are gathered"};
@@ -311,12 +313,12 @@ algorithm_choice explain_broadcast(comm& c, std::size_t bytes) {
 }
 algorithm_choice explain_reduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE");
+  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true);
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE");
+  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false);
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allgather(comm& c, std::size_t) {
@@ -363,7 +365,7 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic) {
-    algorithm = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE").first;
+    algorithm = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true).first;
   }
   auto& impl = c.impl();
   if (impl.single_node()) {
@@ -412,7 +414,7 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic) {
-    algorithm = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE").first;
+    algorithm = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false).first;
   }
   auto& impl = c.impl();
   if (impl.single_node()) {

@@ -23,6 +23,13 @@ const std::vector<std::size_t> sizes_bytes = {0, 1, 7, 4096, 65537, (1U << 20) +
 
 bool small(std::size_t bytes) { return bytes <= 4096; }
 
+/// Above four ranks (oversubscribed on small machines) large messages cover one type per family,
+/// to keep the run short; small messages still cover every type.
+bool covered(std::size_t bytes, datatype type, int ranks) {
+  if (small(bytes) || ranks <= 4) return true;
+  return type == datatype::uint8 || type == datatype::int32 || type == datatype::float64 || type == datatype::complex64;
+}
+
 /// Every root at small sizes; first, last and middle at large ones.
 std::vector<int> roots_for(std::size_t bytes, int size) {
   if (small(bytes)) {
@@ -49,7 +56,7 @@ TEST(Collectives, AllreduceMatchesMpi) {
     for (std::size_t bytes : sizes_bytes) {
       for (datatype type : testing::reducible_types()) {
         for (reduce_op op : testing::collective_ops()) {
-          if (!supports(type, op)) continue;
+          if (!supports(type, op) || !covered(bytes, type, c.size())) continue;
           const std::size_t count = count_for(bytes, type);
           const std::size_t length = count * size_of(type);
           std::vector<unsigned char> input(length + 1), expected(length + 1), got(length + 1);
@@ -84,6 +91,7 @@ TEST(Collectives, ReduceMatchesMpi) {
           if (!small(bytes) && type != datatype::int32 && type != datatype::float64 && type != datatype::complex64) {
             continue;
           }
+          if (!small(bytes) && c.size() > 4 && type != datatype::float64) continue;
           const std::size_t count = count_for(bytes, type);
           const std::size_t length = count * size_of(type);
           std::vector<unsigned char> input(length + 1), expected(length + 1), got(length + 1);
