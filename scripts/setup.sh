@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config git
           openmpi-bin libopenmpi-dev mpich libmpich-dev
-          hwloc libhwloc-dev libgtest-dev libcli11-dev nlohmann-json3-dev
+          hwloc libhwloc-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
           python3 python3-pip)
 python_packages=(matplotlib mpi4py)
 

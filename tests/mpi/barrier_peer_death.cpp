@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
     std::printf("PEER FAILURE %d: %s\n", failure.peer_rank(), failure.what());
     std::fflush(stdout);
     // Some launchers (MPICH's hydra) kill the job once any rank exits without MPI_Finalize; give
-    // the other survivors time to notice the death themselves first (they do within ~0.1 s).
-    ::sleep(2);
+    // the other survivors time to notice the death themselves first (within ~0.1 s when idle, longer on a loaded machine).
+    ::sleep(4);
   }
   // MPI cannot be finalized cleanly with a dead peer; leave without it.
   std::fflush(stdout);

@@ -11,7 +11,7 @@ namespace cachecomm::testing {
 /// Open descriptors of this process that point at one of our segments.
 [[nodiscard]] int open_segment_descriptors();
 /// Entries in `after` but not in `before` that are still there after a short grace period
-/// (segments of concurrently running tests exist only for the instant of their creation).
+/// (segments of concurrently running jobs are named only while they are being created).
 [[nodiscard]] std::set<std::string> leaked_segments(const std::set<std::string>& before);
 
 }  // namespace cachecomm::testing
