@@ -283,6 +283,14 @@ TEST(window, misuse_is_an_error) {
   win.fence(fence_flag::last);
 }
 
+TEST(window, region_too_large_for_a_segment_is_refused) {
+  // Every rank asks for nearly SIZE_MAX bytes: the segment layout must not wrap around to a small
+  // segment whose regions then lie outside the mapping.
+  cachecomm::comm comm;
+  const std::size_t huge = SIZE_MAX - 4095;
+  EXPECT_THROW(cachecomm::window(comm, huge, 1), cachecomm::invalid_argument);
+}
+
 TEST(window, target_that_never_posts_is_named) {
   cachecomm::comm comm(MPI_COMM_WORLD, quick_timeout());
   if (comm.size() < 2) GTEST_SKIP() << "needs two ranks";
