@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <string>
@@ -290,7 +291,13 @@ void window_impl::accumulate(const void* origin, std::size_t count, datatype typ
                              std::size_t displacement) {
   check_supported(type, op);
   if (count != 0 && origin == nullptr) throw invalid_argument("cachecomm: window accumulate from a null buffer");
-  const std::size_t bytes = count * cachecomm::size_of(type);
+  const std::size_t element = cachecomm::size_of(type);
+  if (count > SIZE_MAX / element) {
+    // count * element would wrap to a small size that passes the range check.
+    throw invalid_argument("cachecomm: window accumulate count of " + std::to_string(count) + " " +
+                           std::string(to_string(type)) + " elements overflows the byte size");
+  }
+  const std::size_t bytes = count * element;
   const std::size_t offset = prepare_access(target, displacement, bytes, "accumulate");
   if (count == 0) return;
   if (m_multi_node) {
