@@ -22,7 +22,7 @@ using detail::mpi_comm_owner;
 
 class mpi_message_request final : public message_request {
  public:
-  mpi_message_request() = default;
+  mpi_message_request(detail::comm_impl& impl, int peer, const char* what) : m_impl(&impl), m_peer(peer), m_what(what) {}
   ~mpi_message_request() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -36,8 +36,15 @@ class mpi_message_request final : public message_request {
     CACHECOMM_MPI(MPI_Test(&m_request, &done, MPI_STATUS_IGNORE));
     return done != 0;
   }
-  void wait() override { CACHECOMM_MPI(MPI_Wait(&m_request, MPI_STATUS_IGNORE)); }
+  // Not MPI_Wait: a neighbour that never makes the matching call must end in peer_failure after
+  // CACHECOMM_TIMEOUT, as it does on the shared-memory path, not hang (halo_handle's destructor waits).
+  void wait() override { m_impl->wait_mpi(m_request, m_peer, m_what); }
   MPI_Request m_request = MPI_REQUEST_NULL;
+
+ private:
+  detail::comm_impl* m_impl;
+  int m_peer;
+  const char* m_what;
 };
 
 // Segment: [2 flags x slots, one line each, per node rank][each node rank's fields, page aligned].
@@ -113,12 +120,12 @@ class mpi_grid_transport final : public grid_transport {
     return std::make_unique<detail::heap_field_memory>(bytes);
   }
   std::unique_ptr<message_request> send(int peer, int tag, const void* data, std::size_t bytes) override {
-    auto request = std::make_unique<mpi_message_request>();
+    auto request = std::make_unique<mpi_message_request>(*m_impl, peer, "a halo exchange (sending to a neighbour)");
     CACHECOMM_MPI(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
     return request;
   }
   std::unique_ptr<message_request> receive(int peer, int tag, void* data, std::size_t bytes) override {
-    auto request = std::make_unique<mpi_message_request>();
+    auto request = std::make_unique<mpi_message_request>(*m_impl, peer, "a halo exchange (receiving from a neighbour)");
     CACHECOMM_MPI(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
     return request;
   }
