@@ -226,7 +226,8 @@ void comm_impl::resolve_wait_policy() {
   }
   m_policy.timeout_seconds = m_settings.get_double("CACHECOMM_TIMEOUT");
   m_policy.liveness_interval_seconds = m_settings.get_double("CACHECOMM_LIVENESS_INTERVAL");
-  if (m_policy.timeout_seconds < 0 || m_policy.liveness_interval_seconds <= 0) {
+  // Written so that NaN fails too (it would compare false with every deadline and never expire).
+  if (!(m_policy.timeout_seconds >= 0) || !(m_policy.liveness_interval_seconds > 0)) {
     throw invalid_argument("cachecomm: CACHECOMM_TIMEOUT must be >= 0 and CACHECOMM_LIVENESS_INTERVAL > 0");
   }
 }
