@@ -2,6 +2,7 @@
 // segment that neighbours on the node write into directly, MPI between nodes).
 #include <mpi.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -19,6 +20,15 @@ namespace cachecomm {
 namespace {
 
 using detail::mpi_comm_owner;
+
+// MPI counts are int: a larger halo message would be cut modulo 2^32 (or be negative).
+int message_count(std::size_t bytes, int peer) {
+  if (bytes > static_cast<std::size_t>(INT_MAX)) {
+    throw invalid_argument("cachecomm::halo_exchange: a message of " + std::to_string(bytes) + " bytes to or from rank " +
+                           std::to_string(peer) + " exceeds MPI's int count (use more ranks or fewer fields per exchange)");
+  }
+  return static_cast<int>(bytes);
+}
 
 class mpi_message_request final : public message_request {
  public:
@@ -121,12 +131,12 @@ class mpi_grid_transport final : public grid_transport {
   }
   std::unique_ptr<message_request> send(int peer, int tag, const void* data, std::size_t bytes) override {
     auto request = std::make_unique<mpi_message_request>(*m_impl, peer, "a halo exchange (sending to a neighbour)");
-    CACHECOMM_MPI(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
+    CACHECOMM_MPI(MPI_Isend(data, message_count(bytes, peer), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
     return request;
   }
   std::unique_ptr<message_request> receive(int peer, int tag, void* data, std::size_t bytes) override {
     auto request = std::make_unique<mpi_message_request>(*m_impl, peer, "a halo exchange (receiving from a neighbour)");
-    CACHECOMM_MPI(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
+    CACHECOMM_MPI(MPI_Irecv(data, message_count(bytes, peer), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
     return request;
   }
   void barrier() override { CACHECOMM_MPI(MPI_Barrier(m_comm.get())); }

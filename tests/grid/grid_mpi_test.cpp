@@ -67,6 +67,16 @@ TEST(grid_mpi_errors, bad_options_are_rejected_collectively) {
   EXPECT_THROW(grid<double>(*transport, zero), invalid_argument);
 }
 
+TEST(grid_mpi_errors, message_beyond_an_int_count_is_refused) {
+  // 2^32 + 8 bytes cast to MPI's int count is 8: the receive would silently take 8 bytes.
+  comm c(MPI_COMM_WORLD);
+  auto transport = make_mpi_transport(c);
+  std::vector<std::byte> buffer(16);
+  const std::size_t too_many = (std::size_t{1} << 32) + 8;
+  EXPECT_THROW((void)transport->receive(c.rank(), 1, buffer.data(), too_many), invalid_argument);
+  EXPECT_THROW((void)transport->send(c.rank(), 1, buffer.data(), std::size_t{1} << 31), invalid_argument);
+}
+
 TEST(grid_mpi_errors, mpi_neighbour_that_never_exchanges_is_named) {
   // Rank 0 exchanges alone over the mpi transport: its receive must end in peer_failure after
   // CACHECOMM_TIMEOUT, as on the shm transport, instead of blocking forever in MPI_Wait.
