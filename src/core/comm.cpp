@@ -1,3 +1,4 @@
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -225,8 +226,30 @@ void comm_impl::resolve_wait_policy() {
   }
   m_policy.timeout_seconds = m_settings.get_double("CACHECOMM_TIMEOUT");
   m_policy.liveness_interval_seconds = m_settings.get_double("CACHECOMM_LIVENESS_INTERVAL");
-  if (m_policy.timeout_seconds < 0 || m_policy.liveness_interval_seconds <= 0) {
+  // Written so that NaN fails too (it would compare false with every deadline and never expire).
+  if (!(m_policy.timeout_seconds >= 0) || !(m_policy.liveness_interval_seconds > 0)) {
     throw invalid_argument("cachecomm: CACHECOMM_TIMEOUT must be >= 0 and CACHECOMM_LIVENESS_INTERVAL > 0");
+  }
+}
+
+void comm_impl::wait_mpi(MPI_Request& request, int peer, const char* what) {
+  const double start = monotonic_seconds();
+  for (unsigned poll = 0;; ++poll) {
+    int done = 0;
+    CACHECOMM_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done != 0) return;
+    if (poll < m_policy.spin_iterations) continue;
+    ::sched_yield();
+    if ((poll & 255U) != 255U) continue;
+    m_waiter.check_peers(what);
+    if (m_policy.timeout_seconds > 0 && monotonic_seconds() - start > m_policy.timeout_seconds) {
+      MPI_Cancel(&request);
+      MPI_Request_free(&request);
+      throw peer_failure("cachecomm: rank " + std::to_string(m_rank) + " waited more than " +
+                             std::to_string(m_policy.timeout_seconds) + " s for rank " + std::to_string(peer) +
+                             " in " + what + " (alive but not arriving: mismatched calls? raise CACHECOMM_TIMEOUT)",
+                         peer);
+    }
   }
 }
 

@@ -47,6 +47,11 @@ class comm_impl {
   [[nodiscard]] const wait_policy& policy() const { return m_policy; }
   [[nodiscard]] waiter& wait() { return m_waiter; }
 
+  /// Completes an MPI request under the same deadline and node-peer liveness checks as every
+  /// shared-memory wait (MPI_Wait would block forever on a peer that never makes the matching
+  /// call). On timeout the request is cancelled and freed and peer_failure names `peer`.
+  void wait_mpi(MPI_Request& request, int peer, const char* what);
+
   void barrier(barrier_algorithm algorithm);
   [[nodiscard]] barrier_algorithm default_barrier() const { return m_default_barrier; }
   [[nodiscard]] const std::string& default_barrier_reason() const { return m_default_barrier_reason; }

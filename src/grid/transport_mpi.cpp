@@ -2,6 +2,7 @@
 // segment that neighbours on the node write into directly, MPI between nodes).
 #include <mpi.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -20,9 +21,18 @@ namespace {
 
 using detail::mpi_comm_owner;
 
+// MPI counts are int: a larger halo message would be cut modulo 2^32 (or be negative).
+int message_count(std::size_t bytes, int peer) {
+  if (bytes > static_cast<std::size_t>(INT_MAX)) {
+    throw invalid_argument("cachecomm::halo_exchange: a message of " + std::to_string(bytes) + " bytes to or from rank " +
+                           std::to_string(peer) + " exceeds MPI's int count (use more ranks or fewer fields per exchange)");
+  }
+  return static_cast<int>(bytes);
+}
+
 class mpi_message_request final : public message_request {
  public:
-  mpi_message_request() = default;
+  mpi_message_request(detail::comm_impl& impl, int peer, const char* what) : m_impl(&impl), m_peer(peer), m_what(what) {}
   ~mpi_message_request() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -36,8 +46,15 @@ class mpi_message_request final : public message_request {
     CACHECOMM_MPI(MPI_Test(&m_request, &done, MPI_STATUS_IGNORE));
     return done != 0;
   }
-  void wait() override { CACHECOMM_MPI(MPI_Wait(&m_request, MPI_STATUS_IGNORE)); }
+  // Not MPI_Wait: a neighbour that never makes the matching call must end in peer_failure after
+  // CACHECOMM_TIMEOUT, as it does on the shared-memory path, not hang (halo_handle's destructor waits).
+  void wait() override { m_impl->wait_mpi(m_request, m_peer, m_what); }
   MPI_Request m_request = MPI_REQUEST_NULL;
+
+ private:
+  detail::comm_impl* m_impl;
+  int m_peer;
+  const char* m_what;
 };
 
 // Segment: [2 flags x slots, one line each, per node rank][each node rank's fields, page aligned].
@@ -113,13 +130,13 @@ class mpi_grid_transport final : public grid_transport {
     return std::make_unique<detail::heap_field_memory>(bytes);
   }
   std::unique_ptr<message_request> send(int peer, int tag, const void* data, std::size_t bytes) override {
-    auto request = std::make_unique<mpi_message_request>();
-    CACHECOMM_MPI(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
+    auto request = std::make_unique<mpi_message_request>(*m_impl, peer, "a halo exchange (sending to a neighbour)");
+    CACHECOMM_MPI(MPI_Isend(data, message_count(bytes, peer), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
     return request;
   }
   std::unique_ptr<message_request> receive(int peer, int tag, void* data, std::size_t bytes) override {
-    auto request = std::make_unique<mpi_message_request>();
-    CACHECOMM_MPI(MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
+    auto request = std::make_unique<mpi_message_request>(*m_impl, peer, "a halo exchange (receiving from a neighbour)");
+    CACHECOMM_MPI(MPI_Irecv(data, message_count(bytes, peer), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
     return request;
   }
   void barrier() override { CACHECOMM_MPI(MPI_Barrier(m_comm.get())); }

@@ -1,11 +1,10 @@
 // Windows: regions in the node segment, PSCW from match vectors and completion counters
 // (trigger-only, after the seed), fence from the communicator's barrier, MPI for remote nodes.
-#include <sched.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
-#include <ctime>
 #include <string>
 
 #include "cachecomm/error.hpp"
@@ -24,12 +23,6 @@ constexpr int post_tag = 1;
 constexpr int complete_tag = 2;
 // Regions start on a page so that large puts and user data structures align well.
 constexpr std::size_t region_alignment = 4096;
-
-double monotonic_seconds() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
-}
 
 bool mpi_finalized() {
   int finalized = 0;
@@ -290,7 +283,13 @@ void window_impl::accumulate(const void* origin, std::size_t count, datatype typ
                              std::size_t displacement) {
   check_supported(type, op);
   if (count != 0 && origin == nullptr) throw invalid_argument("cachecomm: window accumulate from a null buffer");
-  const std::size_t bytes = count * cachecomm::size_of(type);
+  const std::size_t element = cachecomm::size_of(type);
+  if (count > SIZE_MAX / element) {
+    // count * element would wrap to a small size that passes the range check.
+    throw invalid_argument("cachecomm: window accumulate count of " + std::to_string(count) + " " +
+                           std::string(to_string(type)) + " elements overflows the byte size");
+  }
+  const std::size_t bytes = count * element;
   const std::size_t offset = prepare_access(target, displacement, bytes, "accumulate");
   if (count == 0) return;
   if (m_multi_node) {
@@ -321,26 +320,7 @@ void window_impl::flush_remote() {
 }
 
 void window_impl::wait_mpi_request(MPI_Request& request, int peer, const char* what) {
-  const auto& policy = m_comm->policy();
-  const double start = monotonic_seconds();
-  for (unsigned poll = 0;; ++poll) {
-    int done = 0;
-    CACHECOMM_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done != 0) return;
-    if (poll < policy.spin_iterations) continue;
-    ::sched_yield();
-    if ((poll & 255U) != 255U) continue;
-    m_comm->wait().check_peers(what);
-    if (policy.timeout_seconds > 0 && monotonic_seconds() - start > policy.timeout_seconds) {
-      MPI_Cancel(&request);
-      MPI_Request_free(&request);
-      throw peer_failure("cachecomm: rank " + std::to_string(m_rank) + " waited more than " +
-                             std::to_string(policy.timeout_seconds) + " s for rank " + std::to_string(peer) +
-                             " (on another node) in " + what +
-                             " (alive but not arriving: mismatched calls? raise CACHECOMM_TIMEOUT)",
-                         peer);
-    }
-  }
+  m_comm->wait_mpi(request, peer, what);
 }
 
 void window_impl::drive_mpi_progress() const {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "cachecomm/error.hpp"
 
@@ -36,6 +37,13 @@ class segment_layout {
     if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
       throw invalid_argument("cachecomm: segment alignment must be a power of two");
     }
+    // Sizes come from users (window regions, grid fields): a sum that wrapped around would give a
+    // small segment with regions outside it. The limit leaves room for callers' padding and is far
+    // above any mappable size.
+    if (alignment > max_bytes - m_size || bytes > max_bytes - round_up(m_size, alignment)) {
+      throw invalid_argument("cachecomm: shared segment of more than " + std::to_string(m_size) + " + " +
+                             std::to_string(bytes) + " bytes exceeds the largest mappable size");
+    }
     m_size = round_up(m_size, alignment);
     std::size_t offset = m_size;
     m_size += bytes;
@@ -43,11 +51,17 @@ class segment_layout {
   }
   /// Reserves `count` slots of `slot_bytes` each, every slot starting on its own cache line.
   std::size_t reserve_slots(std::size_t count, std::size_t slot_bytes) {
-    return reserve(count * padded_to_line(slot_bytes), cache_line_size);
+    const std::size_t stride = padded_to_line(slot_bytes);
+    if (count > max_bytes / stride) {
+      throw invalid_argument("cachecomm: shared segment of " + std::to_string(count) + " slots of " +
+                             std::to_string(stride) + " bytes exceeds the largest mappable size");
+    }
+    return reserve(count * stride, cache_line_size);
   }
   [[nodiscard]] std::size_t size() const { return round_up(m_size, cache_line_size); }
 
  private:
+  static constexpr std::size_t max_bytes = static_cast<std::size_t>(PTRDIFF_MAX) / 2;  // 2^62
   std::size_t m_size = 0;
 };
 

@@ -74,6 +74,14 @@ int create_exclusive_segment(const std::string& name, std::size_t bytes) {
     ::shm_unlink(name.c_str());
     throw system_error("cachecomm: sizing shared segment " + name, saved);
   }
+  // ftruncate only sets the size: on a /dev/shm smaller than the segment (64 MiB in a default
+  // container) the first touch of a missing page would be SIGBUS. Reserve the pages now instead,
+  // so that a lack of room is an ENOSPC error here.
+  if (int failed = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); failed != 0) {
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    throw system_error("cachecomm: reserving " + std::to_string(bytes) + " bytes of /dev/shm for " + name, failed);
+  }
   return fd;
 }
 

@@ -32,13 +32,13 @@ wait_mode parse_wait_mode(std::string_view text) {
 
 namespace detail {
 
-namespace {
-
 double monotonic_seconds() {
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
+
+namespace {
 
 // The sleep is bounded so that a sleeper re-checks liveness and its deadline regularly.
 constexpr long futex_timeout_ns = 20'000'000;

@@ -32,6 +32,9 @@ inline void cpu_relax() { _mm_pause(); }
   return __atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
 
+/// Seconds on the monotonic clock (deadlines of waits).
+[[nodiscard]] double monotonic_seconds();
+
 class waiter {
  public:
   waiter() = default;

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include "cachecomm/comm.hpp"
+#include "cachecomm/error.hpp"
 #include "grid/grid_cases.hpp"
 
 namespace {
@@ -64,6 +65,39 @@ TEST(grid_mpi_errors, bad_options_are_rejected_collectively) {
   grid_spec zero;
   zero.global_size = {0, 5};
   EXPECT_THROW(grid<double>(*transport, zero), invalid_argument);
+}
+
+TEST(grid_mpi_errors, message_beyond_an_int_count_is_refused) {
+  // 2^32 + 8 bytes cast to MPI's int count is 8: the receive would silently take 8 bytes.
+  comm c(MPI_COMM_WORLD);
+  auto transport = make_mpi_transport(c);
+  std::vector<std::byte> buffer(16);
+  const std::size_t too_many = (std::size_t{1} << 32) + 8;
+  EXPECT_THROW((void)transport->receive(c.rank(), 1, buffer.data(), too_many), invalid_argument);
+  EXPECT_THROW((void)transport->send(c.rank(), 1, buffer.data(), std::size_t{1} << 31), invalid_argument);
+}
+
+TEST(grid_mpi_errors, mpi_neighbour_that_never_exchanges_is_named) {
+  // Rank 0 exchanges alone over the mpi transport: its receive must end in peer_failure after
+  // CACHECOMM_TIMEOUT, as on the shm transport, instead of blocking forever in MPI_Wait.
+  auto settings = config::from_environment();
+  settings.set("CACHECOMM_TIMEOUT", "1");
+  comm c(MPI_COMM_WORLD, settings);
+  if (c.size() < 2) GTEST_SKIP() << "needs a neighbour";
+  auto transport = make_mpi_transport(c);
+  grid<double> g(*transport, grid_testing::make_spec({8, 8}, 1, {boundary::periodic, boundary::periodic}, grid_layout::row_major));
+  halo_exchange exchange(g, {0});
+  if (c.rank() == 0) {
+    auto handle = exchange.start();
+    try {
+      handle.wait();
+      ADD_FAILURE() << "the exchange completed although no neighbour took part";
+    } catch (const peer_failure& failure) {
+      EXPECT_GT(failure.peer_rank(), 0) << failure.what();
+      EXPECT_NE(std::string(failure.what()).find("halo exchange"), std::string::npos) << failure.what();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace

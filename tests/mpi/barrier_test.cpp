@@ -153,6 +153,16 @@ TEST(barrier, override_through_configuration) {
   EXPECT_THROW(cachecomm::comm(MPI_COMM_WORLD, settings), cachecomm::invalid_argument);
 }
 
+TEST(comm, wait_settings_that_are_not_numbers_are_refused) {
+  // NaN fails every comparison: accepted, it silently turned off the deadline (or the liveness checks).
+  auto settings = cachecomm::config::from_environment();
+  settings.set("CACHECOMM_TIMEOUT", "nan");
+  EXPECT_THROW(cachecomm::comm(MPI_COMM_WORLD, settings), cachecomm::invalid_argument);
+  settings.set("CACHECOMM_TIMEOUT", "1");
+  settings.set("CACHECOMM_LIVENESS_INTERVAL", "nan");
+  EXPECT_THROW(cachecomm::comm(MPI_COMM_WORLD, settings), cachecomm::invalid_argument);
+}
+
 TEST(comm, topology_is_consistent) {
   cachecomm::comm comm(MPI_COMM_WORLD);
   const auto& topology = comm.topology();

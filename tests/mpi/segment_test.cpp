@@ -2,8 +2,10 @@
 #include <mpi.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <string>
 
@@ -92,4 +94,19 @@ TEST(shm_segment, access_checks_name_the_problem) {
   }
   EXPECT_THROW((void)segment.at<double>(4), cachecomm::invalid_argument);  // misaligned
   EXPECT_THROW(shm_segment(node_comm(), 0), cachecomm::invalid_argument);
+}
+
+TEST(shm_segment, larger_than_dev_shm_is_an_error_not_a_later_sigbus) {
+  struct statvfs info {};
+  ASSERT_EQ(::statvfs("/dev/shm", &info), 0);
+  const auto capacity = static_cast<std::size_t>(info.f_blocks) * static_cast<std::size_t>(info.f_frsize);
+  if (capacity == 0) GTEST_SKIP() << "/dev/shm has no size limit";
+  // More than /dev/shm can ever hold: the kernel refuses the reservation without allocating anything.
+  try {
+    shm_segment segment(node_comm(), capacity + (std::size_t{64} << 20));
+    ADD_FAILURE() << "a segment larger than /dev/shm was created; touching it would raise SIGBUS";
+  } catch (const cachecomm::system_error& error) {
+    EXPECT_EQ(error.errno_value(), ENOSPC) << error.what();
+  }
+  EXPECT_TRUE(mapped_segments().empty());
 }

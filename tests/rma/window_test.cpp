@@ -283,6 +283,30 @@ TEST(window, misuse_is_an_error) {
   win.fence(fence_flag::last);
 }
 
+TEST(window, region_too_large_for_a_segment_is_refused) {
+  // Every rank asks for nearly SIZE_MAX bytes: the segment layout must not wrap around to a small
+  // segment whose regions then lie outside the mapping.
+  cachecomm::comm comm;
+  const std::size_t huge = SIZE_MAX - 4095;
+  EXPECT_THROW(cachecomm::window(comm, huge, 1), cachecomm::invalid_argument);
+}
+
+TEST(window, accumulate_count_whose_byte_size_overflows_is_refused) {
+  cachecomm::comm comm;
+  cachecomm::window win(comm, 64, 8);
+  double value = 1.0;
+  // count * 8 wraps to 8 bytes, which fits the region: must be refused, not run 2^61 elements.
+  const std::size_t count = SIZE_MAX / sizeof(double) + 2;
+  win.fence();
+  try {
+    win.accumulate(&value, count, cachecomm::datatype::float64, reduce_op::sum, comm.rank(), 0);
+    ADD_FAILURE() << "accumulate of " << count << " elements did not throw";
+  } catch (const cachecomm::invalid_argument& error) {
+    EXPECT_THAT(error.what(), HasSubstr("count"));
+  }
+  win.fence(fence_flag::last);
+}
+
 TEST(window, target_that_never_posts_is_named) {
   cachecomm::comm comm(MPI_COMM_WORLD, quick_timeout());
   if (comm.size() < 2) GTEST_SKIP() << "needs two ranks";

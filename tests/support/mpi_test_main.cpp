@@ -16,6 +16,7 @@ class resource_leak_listener : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo&) override {
     m_before = cachecomm::testing::cachecomm_segments();
     m_descriptors = cachecomm::testing::open_segment_descriptors();
+    m_mappings = cachecomm::testing::mapped_segment_regions();
   }
   void OnTestEnd(const ::testing::TestInfo&) override {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -25,6 +26,8 @@ class resource_leak_listener : public ::testing::EmptyTestEventListener {
     }
     EXPECT_EQ(cachecomm::testing::open_segment_descriptors(), m_descriptors)
         << "a descriptor of a cachecomm segment was left open";
+    EXPECT_EQ(cachecomm::testing::mapped_segment_regions(), m_mappings)
+        << "a cachecomm segment was left mapped (see /proc/self/maps)";
     // No rank may create the next test's segment while another is still looking.
     MPI_Barrier(MPI_COMM_WORLD);
   }
@@ -32,6 +35,7 @@ class resource_leak_listener : public ::testing::EmptyTestEventListener {
  private:
   std::set<std::string> m_before;
   int m_descriptors = 0;
+  int m_mappings = 0;
 };
 
 // Makes a failure on one rank a failure on all, so CTest sees it whichever rank prints.

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace cachecomm::testing {
@@ -27,6 +28,15 @@ int open_segment_descriptors() {
     std::error_code link_error;
     auto target = std::filesystem::read_symlink(entry.path(), link_error).string();
     if (!link_error && target.find("/dev/shm/cachecomm-") != std::string::npos) ++count;
+  }
+  return count;
+}
+
+int mapped_segment_regions() {
+  int count = 0;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("/dev/shm/cachecomm-") != std::string::npos) ++count;
   }
   return count;
 }
