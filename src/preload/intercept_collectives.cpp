@@ -11,10 +11,7 @@
 #include "preload/handle_mapping.hpp"
 #include "preload/runtime.hpp"
 
-// Defined by src/preload/CMakeLists.txt when the collectives layer is part of the build.
-#ifdef CACHECOMM_PRELOAD_HAVE_COLLECTIVES
 #include "cachecomm/collectives.hpp"
-#endif
 
 namespace preload = cachecomm::detail::preload;
 using preload::call_kind;
@@ -63,9 +60,7 @@ int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
   return MPI_SUCCESS;
 }
 
-#ifdef CACHECOMM_PRELOAD_HAVE_COLLECTIVES
 bool valid_root(const cachecomm::comm& c, int root) { return root >= 0 && root < c.size(); }
-#endif
 
 }  // namespace
 
@@ -81,8 +76,6 @@ int MPI_Barrier(MPI_Comm comm) {
   if (r.fast == nullptr) return pass_through(call_kind::barrier, r.why_not, [&] { return PMPI_Barrier(comm); });
   return serve(call_kind::barrier, comm, "MPI_Barrier", [&] { r.fast->barrier(); });
 }
-
-#ifdef CACHECOMM_PRELOAD_HAVE_COLLECTIVES
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   auto pass = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
@@ -170,7 +163,5 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     cachecomm::allgather(*r.fast, send, recvbuf, bytes_per_rank, cachecomm::datatype::byte);
   });
 }
-
-#endif  // CACHECOMM_PRELOAD_HAVE_COLLECTIVES
 
 }  // extern "C"
