@@ -24,6 +24,12 @@ step "collectives: barrier, broadcast, reduce, allreduce, allgather (cachecomm b
 step "one-sided windows: PSCW synchronization and puts (cachecomm beside $mpi_name)"
 "${mpirun[@]}" "$bin/bench/cachecomm-bench" pscw --quick --json "$out/pscw.json"
 
+step "communication cache: small remote writes coalesced (MPI path and within the node)"
+"${mpirun[@]}" "$bin/bench/cachecomm-bench" coalesce --quick --json "$out/coalesce.json"
+
+step "preload library: an unmodified MPI program with and without libcachecomm_mpi.so"
+bash bench/preload/run_preload_bench.sh --np "$np" --rounds 2 --build "$bin" --json "$out/preload.json"
+
 step "Laplace solver, shared-memory halos beside plain MPI point-to-point"
 "${mpirun[@]}" "$bin/apps/cachecomm-laplace" --local-size 2048 --iterations 50 --transport shm,mpi \
   --stream-elements 5000000 --json "$out/laplace.json"
