@@ -3,12 +3,18 @@ cachecomm_add_unit_test(unit_grid ${CMAKE_CURRENT_LIST_DIR}/grid_unit_test.cpp)
 target_link_libraries(unit_grid PRIVATE cachecomm_laplace)
 target_compile_options(unit_grid PRIVATE -ffp-contract=off)
 
-cachecomm_add_mpi_test(mpi_grid SOURCES ${CMAKE_CURRENT_LIST_DIR}/grid_mpi_test.cpp RANKS 1 2 3 4 8)
+# The timeout test abandons messages in flight; a later communicator that reuses the freed one's
+# context id could match them (MPICH does), so it runs in processes of its own.
+set(grid_timeout_test grid_mpi_errors.mpi_neighbour_that_never_exchanges_is_named)
+cachecomm_add_mpi_test(mpi_grid SOURCES ${CMAKE_CURRENT_LIST_DIR}/grid_mpi_test.cpp RANKS 1 2 3 4 8
+                       ENV GTEST_FILTER=-${grid_timeout_test})
 target_link_libraries(mpi_grid PRIVATE cachecomm_laplace)
 target_compile_options(mpi_grid PRIVATE -ffp-contract=off)
+cachecomm_add_mpi_test(mpi_grid SOURCES ${CMAKE_CURRENT_LIST_DIR}/grid_mpi_test.cpp RANKS 2 3 SUFFIX .timeout
+                       ENV GTEST_FILTER=${grid_timeout_test})
 # Forced node split: neighbours on other pretend nodes are reached by packing and MPI.
 cachecomm_add_mpi_test(mpi_grid SOURCES ${CMAKE_CURRENT_LIST_DIR}/grid_mpi_test.cpp RANKS 3 4 SUFFIX .split
-                       ENV CACHECOMM_RANKS_PER_NODE=2)
+                       ENV CACHECOMM_RANKS_PER_NODE=2 GTEST_FILTER=-${grid_timeout_test})
 
 # The solver app itself, as make demo runs it (smoke, with the serial comparison).
 add_test(NAME laplace_app_smoke.np2
