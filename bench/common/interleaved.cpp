@@ -1,5 +1,7 @@
 #include "common/interleaved.hpp"
 
+#include <algorithm>
+
 namespace cachecomm::bench {
 
 std::vector<summary> measure_interleaved(MPI_Comm comm, const std::vector<candidate>& candidates,
@@ -39,6 +41,23 @@ std::vector<summary> measure_interleaved(MPI_Comm comm, const std::vector<candid
   summaries.reserve(candidates.size());
   for (auto& series : samples) summaries.push_back(summarize(std::move(series)));
   return summaries;
+}
+
+double referenced_times::corrected_median(std::size_t index) const {
+  return std::max(0.0, candidates.at(index).median - reference.median);
+}
+
+referenced_times measure_interleaved_with_reference(MPI_Comm comm, std::vector<candidate> candidates,
+                                                    const timing_plan& plan) {
+  // The reference runs last in each round, with the first candidate's prepare (they all share it).
+  std::function<void(long)> prepare = candidates.empty() ? std::function<void(long)>{} : candidates.front().prepare;
+  candidates.push_back({"reference", "empty", [] {}, std::move(prepare)});
+  std::vector<summary> times = measure_interleaved(comm, candidates, plan);
+  referenced_times result;
+  result.reference = times.back();
+  times.pop_back();
+  result.candidates = std::move(times);
+  return result;
 }
 
 }  // namespace cachecomm::bench

@@ -70,6 +70,9 @@ class coll_suite final : public suite {
         print_table(slice, found->table_columns);
       }
     }
+    if (print) {
+      for (const auto& note : results.document()["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
+    }
     if (comm.rank() == 0 && !options.json_path.empty()) results.write(options.json_path);
     return 0;
   }

@@ -79,8 +79,18 @@ class coll_engine {
   std::uint32_t begin_step();
   void ensure_free(std::uint32_t step, std::uint32_t depth);
   void finish_step(std::uint32_t step);
-  // Slots come in two sizes: `bytes` (the same on every rank in a step) picks which.
-  [[nodiscard]] std::byte* slot(int rank, std::uint32_t step, std::size_t bytes) const;
+  static constexpr std::size_t slot_stride = 4096;
+  static constexpr std::size_t small_slot_stride = 256;
+  // Slots come in two sizes: `bytes` (the same on every rank in a step) picks which. Inline, and
+  // rings are powers of two (a mask, not a division): a small collective computes several of these.
+  [[nodiscard]] std::byte* slot(int rank, std::uint32_t step, std::size_t bytes) const {
+    const auto size = static_cast<std::size_t>(m_size);
+    const auto index = static_cast<std::size_t>(rank);
+    if (bytes <= small_slot_payload) {
+      return m_small_slots + ((step & (m_small_slot_ring - 1)) * size + index) * small_slot_stride;
+    }
+    return m_slots + ((step & (m_slot_ring - 1)) * size + index) * slot_stride;
+  }
   [[nodiscard]] std::uint32_t slot_depth(std::size_t bytes) const {
     return bytes <= small_slot_payload ? m_small_slot_ring : m_slot_ring;
   }
