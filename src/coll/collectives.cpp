@@ -10,9 +10,13 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "core/comm_impl.hpp"
+#include "core/mpi_types.hpp"
 #include "core/mpi_check.hpp"
 
 namespace cachecomm {
+
+using detail::mpi_datatype_of;
+using detail::mpi_op_of;
 
 namespace {
 
@@ -51,42 +55,6 @@ const char* name_of(operation_kind kind) {
     case operation_kind::allgather: return "allgather";
   }
   return "collective";
-}
-
-MPI_Datatype mpi_type_of(datatype type) {
-  switch (type) {
-    case datatype::int8: return MPI_INT8_T;
-    case datatype::uint8: return MPI_UINT8_T;
-    case datatype::int16: return MPI_INT16_T;
-    case datatype::uint16: return MPI_UINT16_T;
-    case datatype::int32: return MPI_INT32_T;
-    case datatype::uint32: return MPI_UINT32_T;
-    case datatype::int64: return MPI_INT64_T;
-    case datatype::uint64: return MPI_UINT64_T;
-    case datatype::float32: return MPI_FLOAT;
-    case datatype::float64: return MPI_DOUBLE;
-    case datatype::complex64: return MPI_C_FLOAT_COMPLEX;
-    case datatype::complex128: return MPI_C_DOUBLE_COMPLEX;
-    case datatype::byte: return MPI_BYTE;
-  }
-  return MPI_BYTE;
-}
-
-MPI_Op mpi_op_of(reduce_op op) {
-  switch (op) {
-    case reduce_op::sum: return MPI_SUM;
-    case reduce_op::product: return MPI_PROD;
-    case reduce_op::min: return MPI_MIN;
-    case reduce_op::max: return MPI_MAX;
-    case reduce_op::logical_and: return MPI_LAND;
-    case reduce_op::logical_or: return MPI_LOR;
-    case reduce_op::logical_xor: return MPI_LXOR;
-    case reduce_op::bitwise_and: return MPI_BAND;
-    case reduce_op::bitwise_or: return MPI_BOR;
-    case reduce_op::bitwise_xor: return MPI_BXOR;
-    case reduce_op::replace: return MPI_REPLACE;
-  }
-  return MPI_OP_NULL;
 }
 
 int mpi_count(std::size_t count, const char* what) {
@@ -385,19 +353,19 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
   const int mpi_elements = mpi_count(count, "reduce");
   if (impl.is_leader()) {
     if (impl.topology().node_index == root_node) {
-      CACHECOMM_MPI(MPI_Reduce(MPI_IN_PLACE, node_result, mpi_elements, mpi_type_of(type), mpi_op_of(op), root_node,
+      CACHECOMM_MPI(MPI_Reduce(MPI_IN_PLACE, node_result, mpi_elements, mpi_datatype_of(type), mpi_op_of(op), root_node,
                                impl.leaders()));
     } else {
-      CACHECOMM_MPI(MPI_Reduce(node_result, nullptr, mpi_elements, mpi_type_of(type), mpi_op_of(op), root_node,
+      CACHECOMM_MPI(MPI_Reduce(node_result, nullptr, mpi_elements, mpi_datatype_of(type), mpi_op_of(op), root_node,
                                impl.leaders()));
     }
   }
   if (impl.topology().node_index == root_node && root_node_rank != 0) {
     constexpr int tag = 0x3ed;
     if (impl.is_leader()) {
-      CACHECOMM_MPI(MPI_Send(node_result, mpi_elements, mpi_type_of(type), root_node_rank, tag, impl.node()));
+      CACHECOMM_MPI(MPI_Send(node_result, mpi_elements, mpi_datatype_of(type), root_node_rank, tag, impl.node()));
     } else if (c.rank() == root) {
-      CACHECOMM_MPI(MPI_Recv(receive, mpi_elements, mpi_type_of(type), 0, tag, impl.node(), MPI_STATUS_IGNORE));
+      CACHECOMM_MPI(MPI_Recv(receive, mpi_elements, mpi_datatype_of(type), 0, tag, impl.node(), MPI_STATUS_IGNORE));
     }
   }
 }
@@ -429,8 +397,8 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
     int leader_rank = 0;
     CACHECOMM_MPI(MPI_Comm_rank(impl.leaders(), &leader_rank));
     CACHECOMM_MPI(MPI_Reduce(leader_rank == 0 ? MPI_IN_PLACE : receive, leader_rank == 0 ? receive : nullptr,
-                             mpi_elements, mpi_type_of(type), mpi_op_of(op), 0, impl.leaders()));
-    CACHECOMM_MPI(MPI_Bcast(receive, mpi_elements, mpi_type_of(type), 0, impl.leaders()));
+                             mpi_elements, mpi_datatype_of(type), mpi_op_of(op), 0, impl.leaders()));
+    CACHECOMM_MPI(MPI_Bcast(receive, mpi_elements, mpi_datatype_of(type), 0, impl.leaders()));
   }
   engine.broadcast(receive, bytes, 0, resolve(engine, broadcast_algorithm::automatic, bytes));
 }

@@ -1,5 +1,4 @@
 target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/accumulate.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/mpi_types.cpp
   ${CMAKE_CURRENT_LIST_DIR}/window.cpp
 )

@@ -9,7 +9,7 @@
 
 #include "cachecomm/error.hpp"
 #include "core/mpi_check.hpp"
-#include "rma/mpi_types.hpp"
+#include "core/mpi_types.hpp"
 #include "rma/window_impl.hpp"
 
 namespace cachecomm {

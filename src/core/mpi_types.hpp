@@ -1,4 +1,5 @@
-// The MPI handles of cachecomm's datatypes and operations (for the remote-node path of windows).
+// The MPI handles of cachecomm's datatypes and operations, for every path that hands work to MPI
+// (collectives between node leaders, windows across nodes).
 #pragma once
 
 #include <mpi.h>

@@ -1,4 +1,4 @@
-#include "rma/mpi_types.hpp"
+#include "core/mpi_types.hpp"
 
 #include <string>
 
