@@ -17,8 +17,8 @@ inline constexpr std::size_t ring_inline_bytes = 16;
 enum slot_kind : std::uint32_t { slot_continuation = 0, slot_first = 1, slot_single_copy = 2 };
 
 /// One slot's header: half a cache line. Slot k of the ring a → b and slot k of the ring b → a
-/// share one line, so in a ping-pong the reply is written into the line the request just
-/// brought over: one line moves back and forth, the cheapest hand-off two cores have.
+/// share one line, so a reply through the ring lands in the line its request brought over (small
+/// ping-pongs mostly use the mailbox line instead, which never moves on to another line).
 struct slot_header {
   std::atomic<std::uint32_t> sequence;  ///< slot number + 1 once the sender has filled it
   std::int32_t tag;
