@@ -168,6 +168,7 @@ void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_byte
   header.tag = tag;
   header.size_and_kind = (static_cast<std::uint64_t>(message_bytes) << 8) | kind;
   ++link.produced;
+  link.heard_since_send = false;
   m_owner->wait().publish_and_ring(header.sequence, link.produced, link.out.doorbell());  // slot n carries n + 1
 }
 
@@ -178,6 +179,7 @@ void channel_impl::write_mail(peer_link& link, int tag, std::size_t bytes, const
   mail.tag = tag;
   mail.position_and_size = ((link.produced & 0xffffffU) << 8) | static_cast<std::uint32_t>(bytes);
   ++link.mail_sent;
+  link.heard_since_send = false;
   m_owner->wait().publish_and_ring(mail.sequence, link.mail_sent, link.out.doorbell());
 }
 
@@ -269,6 +271,7 @@ void channel_impl::begin_arrival(peer_link& link, int tag, std::size_t message_b
                 " is out of step (a message continues without a start)");
   }
   link.arriving = true;
+  link.heard_since_send = true;
   link.arriving_bytes = message_bytes;
   link.arriving_done = 0;
   auto match = std::find_if(link.posted_receives.begin(), link.posted_receives.end(),
@@ -572,6 +575,7 @@ std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int
         if (bytes <= capacity && tag_matches(tag, mail.tag)) {
           if (bytes != 0) std::memcpy(data, mail.inline_data, bytes);
           link.in.reverse_mail().taken.store(++link.mail_read, std::memory_order_release);
+          link.heard_since_send = true;
           return bytes;
         }
         auto operation = start_recv(data, capacity, source, tag);
@@ -582,6 +586,7 @@ std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int
       if (header.kind() == slot_first && bytes <= ring_inline_bytes && bytes <= capacity && tag_matches(tag, header.tag)) {
         std::memcpy(data, header.inline_data, bytes);
         consume_slot(link);
+        link.heard_since_send = true;
         return bytes;
       }
     }

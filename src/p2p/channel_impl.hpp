@@ -58,6 +58,10 @@ struct peer_link {
   std::uint32_t single_copy_read = 0;  ///< single-copy messages read from the peer
   std::uint32_t mail_sent = 0;      ///< messages put into out.mail()
   std::uint32_t mail_read = 0;      ///< messages taken from in.mail()
+  /// A message from the peer started arriving since this rank last sent it one: the exchange looks
+  /// like request and reply, where the mailbox pays off. Streams keep to the ring, where the
+  /// mailbox's taken/sent round trips would only bounce its line.
+  bool heard_since_send = false;
   std::deque<std::shared_ptr<p2p_operation>> pending_sends;    ///< in order, front is being written
   std::deque<std::shared_ptr<p2p_operation>> awaiting_copy;    ///< single-copy sends the peer still reads
   std::deque<std::shared_ptr<p2p_operation>> posted_receives;  ///< not yet matched, in posting order
@@ -109,7 +113,7 @@ class channel_impl {
   void progress_out(peer_link& link);
   void progress_in(peer_link& link);
   [[nodiscard]] static bool mail_free(const peer_link& link) {
-    return link.out.reverse_mail().taken.load(std::memory_order_acquire) == link.mail_sent;
+    return link.heard_since_send && link.out.reverse_mail().taken.load(std::memory_order_acquire) == link.mail_sent;
   }
   /// True when the peer's mailbox holds the next message (every ring slot written before it is read).
   [[nodiscard]] static bool mail_waiting(const peer_link& link) {

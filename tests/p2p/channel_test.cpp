@@ -238,9 +238,9 @@ TEST_P(channel_test, sender_first_and_receiver_first) {
 }
 
 TEST_P(channel_test, small_messages_through_mailbox_and_ring_stay_in_order) {
-  // Small messages take the pair's mailbox line when the previous one was taken, the ring
-  // otherwise; sizes around the inline limit and a receiver lagging by a varying number of messages
-  // make the two places interleave. The receiver must still see every message once, in order.
+  // Small messages take the pair's mailbox line when the peer has sent something since and took the
+  // previous one, the ring otherwise; sizes around the inline limit and a receiver lagging by a
+  // varying number of messages make the two places interleave (at 2 ranks, where next = previous). The receiver must still see every message once, in order.
   const int rank = m_channel->rank();
   const int size = m_channel->size();
   const int next = (rank + 1) % size;
