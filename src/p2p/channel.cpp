@@ -403,17 +403,15 @@ void channel_impl::read_single_copy(peer_link& link, const slot_header& header, 
 
 void channel_impl::progress_in(peer_link& link) {
   for (;;) {
-    if (!link.arriving && mail_waiting(link)) {
-      take_mail(link);
-      continue;
-    }
     const slot_header& header = link.in.header(link.next_in);
-    if (header.sequence.load(std::memory_order_acquire) != link.next_in + 1) return;
-    // A mailbox message the sender wrote before this slot is visible now (x86-TSO) and comes first.
+    const bool slot_ready = header.sequence.load(std::memory_order_acquire) == link.next_in + 1;
+    // Read after the slot: a mailbox message the sender wrote before it is visible by now
+    // (x86-TSO), and then it comes first.
     if (!link.arriving && mail_waiting(link)) {
       take_mail(link);
       continue;
     }
+    if (!slot_ready) return;
     if (!link.arriving) begin_arrival(link, header.tag, header.message_bytes(), header.kind());
     std::byte* target = nullptr;
     std::size_t capacity = 0;
