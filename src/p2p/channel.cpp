@@ -168,10 +168,53 @@ void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_byte
   header.tag = tag;
   header.size_and_kind = (static_cast<std::uint64_t>(message_bytes) << 8) | kind;
   ++link.produced;
-  m_owner->wait().publish(header.sequence, link.produced);  // slot number n carries n + 1
+  link.heard_since_send = false;
+  m_owner->wait().publish_and_ring(header.sequence, link.produced, link.out.doorbell());  // slot n carries n + 1
+}
+
+// Only when the peer has taken the previous mailbox message and nothing is queued before this one.
+void channel_impl::write_mail(peer_link& link, int tag, std::size_t bytes, const std::byte* data) {
+  mailbox_half& mail = link.out.mail();
+  if (bytes != 0) std::memcpy(mail.inline_data, data, bytes);
+  mail.tag = tag;
+  mail.position_and_size = ((link.produced & 0xffffffU) << 8) | static_cast<std::uint32_t>(bytes);
+  ++link.mail_sent;
+  link.heard_since_send = false;
+  m_owner->wait().publish_and_ring(mail.sequence, link.mail_sent, link.out.doorbell());
+}
+
+void channel_impl::take_mail(peer_link& link) {
+  const mailbox_half& mail = link.in.mail();
+  const std::size_t bytes = mail.message_bytes();
+  begin_arrival(link, mail.tag, bytes, slot_first);
+  std::byte* target = nullptr;
+  std::size_t capacity = 0;
+  arrival_target(link, target, capacity);
+  std::size_t fits = std::min(bytes, capacity);
+  if (fits != 0) std::memcpy(target, mail.inline_data, fits);
+  link.arriving_done = bytes;
+  // A plain store (x86-TSO keeps it after the loads above): the sender only reads it, never waits.
+  link.in.reverse_mail().taken.store(++link.mail_read, std::memory_order_release);
+  finish_arrival(link);
+}
+
+void channel_impl::arrival_target(peer_link& link, std::byte*& target, std::size_t& capacity) {
+  if (link.arriving_receive) {
+    target = link.arriving_receive->recv_data;
+    capacity = link.arriving_receive->bytes;
+  } else {
+    target = link.arriving_unexpected->data.data();
+    capacity = link.arriving_unexpected->data.size();
+  }
 }
 
 bool channel_impl::push_send(peer_link& link, p2p_operation& operation) {
+  if (operation.bytes <= ring_inline_bytes && mail_free(link)) {
+    write_mail(link, operation.tag, operation.bytes, operation.send_data);
+    operation.started = true;
+    operation.complete = true;
+    return true;
+  }
   if (m_single_copy && operation.bytes >= m_single_copy_threshold) {
     if (!ring_has_space(link)) return false;
     const std::uint64_t descriptor[2] = {reinterpret_cast<std::uintptr_t>(operation.send_data),
@@ -222,32 +265,33 @@ void channel_impl::consume_slot(peer_link& link) {
   }
 }
 
-void channel_impl::begin_arrival(peer_link& link, const slot_header& header) {
-  if (header.kind() == slot_continuation) {
+void channel_impl::begin_arrival(peer_link& link, int tag, std::size_t message_bytes, std::uint32_t kind) {
+  if (kind == slot_continuation) {
     throw error("cachecomm: channel ring from rank " + std::to_string(link.comm_rank) +
                 " is out of step (a message continues without a start)");
   }
   link.arriving = true;
-  link.arriving_bytes = header.message_bytes();
+  link.heard_since_send = true;
+  link.arriving_bytes = message_bytes;
   link.arriving_done = 0;
   auto match = std::find_if(link.posted_receives.begin(), link.posted_receives.end(),
-                            [&](const auto& operation) { return tag_matches(operation->tag, header.tag); });
+                            [&](const auto& operation) { return tag_matches(operation->tag, tag); });
   if (match != link.posted_receives.end()) {
     link.arriving_receive = *match;
     link.posted_receives.erase(match);
     p2p_operation& receive = *link.arriving_receive;
     receive.started = true;
-    receive.message_bytes = header.message_bytes();
-    if (header.message_bytes() > receive.bytes) {
-      receive.failure = "cachecomm: a message of " + std::to_string(header.message_bytes()) + " bytes from rank " +
-                        std::to_string(link.comm_rank) + " (tag " + std::to_string(header.tag) +
+    receive.message_bytes = message_bytes;
+    if (message_bytes > receive.bytes) {
+      receive.failure = "cachecomm: a message of " + std::to_string(message_bytes) + " bytes from rank " +
+                        std::to_string(link.comm_rank) + " (tag " + std::to_string(tag) +
                         ") does not fit the receive buffer of " + std::to_string(receive.bytes) + " bytes";
     }
     return;
   }
   unexpected_message& entry = link.unexpected.emplace_back();
-  entry.tag = header.tag;
-  entry.data.resize(header.message_bytes());
+  entry.tag = tag;
+  entry.data.resize(message_bytes);
   link.arriving_unexpected = &entry;
 }
 
@@ -360,17 +404,18 @@ void channel_impl::read_single_copy(peer_link& link, const slot_header& header, 
 void channel_impl::progress_in(peer_link& link) {
   for (;;) {
     const slot_header& header = link.in.header(link.next_in);
-    if (header.sequence.load(std::memory_order_acquire) != link.next_in + 1) return;
-    if (!link.arriving) begin_arrival(link, header);
+    const bool slot_ready = header.sequence.load(std::memory_order_acquire) == link.next_in + 1;
+    // Read after the slot: a mailbox message the sender wrote before it is visible by now
+    // (x86-TSO), and then it comes first.
+    if (!link.arriving && mail_waiting(link)) {
+      take_mail(link);
+      continue;
+    }
+    if (!slot_ready) return;
+    if (!link.arriving) begin_arrival(link, header.tag, header.message_bytes(), header.kind());
     std::byte* target = nullptr;
     std::size_t capacity = 0;
-    if (link.arriving_receive) {
-      target = link.arriving_receive->recv_data;
-      capacity = link.arriving_receive->bytes;
-    } else {
-      target = link.arriving_unexpected->data.data();
-      capacity = link.arriving_unexpected->data.size();
-    }
+    arrival_target(link, target, capacity);
     if (header.kind() == slot_single_copy) {
       read_single_copy(link, header, target, capacity);
       link.arriving_done = link.arriving_bytes;
@@ -493,9 +538,15 @@ void channel_impl::send(const void* data, std::size_t bytes, int destination, in
   // Fast path: a small message with nothing queued before it goes straight into the flag's line.
   if (bytes <= ring_inline_bytes && tag >= 0 && destination >= 0 && destination < m_size && is_local(destination)) {
     peer_link& link = m_links[static_cast<std::size_t>(node_rank_of(destination))];
-    if (link.pending_sends.empty() && ring_has_space(link) && (data != nullptr || bytes == 0)) {
-      write_slot(link, tag, bytes, static_cast<const std::byte*>(data), bytes, slot_first);
-      return;
+    if (link.pending_sends.empty() && (data != nullptr || bytes == 0)) {
+      if (mail_free(link)) {
+        write_mail(link, tag, bytes, static_cast<const std::byte*>(data));
+        return;
+      }
+      if (ring_has_space(link)) {
+        write_slot(link, tag, bytes, static_cast<const std::byte*>(data), bytes, slot_first);
+        return;
+      }
     }
   }
   auto operation = start_send(data, bytes, destination, tag);
@@ -512,13 +563,28 @@ std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int
     if (idle) {
       const slot_header& header = link.in.header(link.next_in);
       const std::uint32_t expected = link.next_in + 1;
-      m_owner->wait().wait(reinterpret_cast<const std::uint32_t*>(&header.sequence),
-                           [&] { return header.sequence.load(std::memory_order_acquire) == expected; },
+      m_owner->wait().wait(reinterpret_cast<const std::uint32_t*>(&link.in.doorbell()),
+                           [&] { return mail_waiting(link) || header.sequence.load(std::memory_order_acquire) == expected; },
                            node_rank_of(source), "a channel receive");
+      // Checked again after the slot was seen: a mailbox message written before the slot comes first.
+      if (mail_waiting(link)) {
+        const mailbox_half& mail = link.in.mail();
+        const std::size_t bytes = mail.message_bytes();
+        if (bytes <= capacity && tag_matches(tag, mail.tag)) {
+          if (bytes != 0) std::memcpy(data, mail.inline_data, bytes);
+          link.in.reverse_mail().taken.store(++link.mail_read, std::memory_order_release);
+          link.heard_since_send = true;
+          return bytes;
+        }
+        auto operation = start_recv(data, capacity, source, tag);
+        wait(*operation);
+        return operation->message_bytes;
+      }
       const std::size_t bytes = header.message_bytes();
       if (header.kind() == slot_first && bytes <= ring_inline_bytes && bytes <= capacity && tag_matches(tag, header.tag)) {
         std::memcpy(data, header.inline_data, bytes);
         consume_slot(link);
+        link.heard_since_send = true;
         return bytes;
       }
     }
@@ -533,7 +599,7 @@ const std::uint32_t* channel_impl::wake_word(const p2p_operation& operation) con
   const peer_link& link = m_links[static_cast<std::size_t>(node_rank_of(operation.peer))];
   const std::atomic<std::uint32_t>* word = nullptr;
   if (!operation.is_send) {
-    word = &link.in.header(link.next_in).sequence;
+    word = &link.in.doorbell();  // rung by mailbox and ring publications alike
   } else if (operation.single_copy_ticket != 0) {
     word = &link.out.copied();
   } else {

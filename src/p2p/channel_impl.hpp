@@ -56,6 +56,12 @@ struct peer_link {
   std::uint32_t next_in = 0;        ///< next slot to read from `in`
   std::uint32_t consumed_published = 0;  ///< last value stored into in.consumed()
   std::uint32_t single_copy_read = 0;  ///< single-copy messages read from the peer
+  std::uint32_t mail_sent = 0;      ///< messages put into out.mail()
+  std::uint32_t mail_read = 0;      ///< messages taken from in.mail()
+  /// A message from the peer started arriving since this rank last sent it one: the exchange looks
+  /// like request and reply, where the mailbox pays off. Streams keep to the ring, where the
+  /// mailbox's taken/sent round trips would only bounce its line.
+  bool heard_since_send = false;
   std::deque<std::shared_ptr<p2p_operation>> pending_sends;    ///< in order, front is being written
   std::deque<std::shared_ptr<p2p_operation>> awaiting_copy;    ///< single-copy sends the peer still reads
   std::deque<std::shared_ptr<p2p_operation>> posted_receives;  ///< not yet matched, in posting order
@@ -106,7 +112,18 @@ class channel_impl {
   bool push_send(peer_link& link, p2p_operation& operation);
   void progress_out(peer_link& link);
   void progress_in(peer_link& link);
-  void begin_arrival(peer_link& link, const slot_header& header);
+  [[nodiscard]] static bool mail_free(const peer_link& link) {
+    return link.heard_since_send && link.out.reverse_mail().taken.load(std::memory_order_acquire) == link.mail_sent;
+  }
+  /// True when the peer's mailbox holds the next message (every ring slot written before it is read).
+  [[nodiscard]] static bool mail_waiting(const peer_link& link) {
+    const mailbox_half& mail = link.in.mail();
+    return mail.sequence.load(std::memory_order_acquire) == link.mail_read + 1 && mail.follows(link.next_in);
+  }
+  void write_mail(peer_link& link, int tag, std::size_t bytes, const std::byte* data);
+  void take_mail(peer_link& link);
+  void arrival_target(peer_link& link, std::byte*& target, std::size_t& capacity);
+  void begin_arrival(peer_link& link, int tag, std::size_t message_bytes, std::uint32_t kind);
   void finish_arrival(peer_link& link);
   void read_single_copy(peer_link& link, const slot_header& header, std::byte* target, std::size_t capacity);
   void consume_slot(peer_link& link);

@@ -69,6 +69,17 @@ class waiter {
     word.store(value, std::memory_order_seq_cst);
     wake(reinterpret_cast<const std::uint32_t*>(&word));
   }
+  /// Stores `value` into `word`, and when some rank sleeps, advances `bell` and wakes its sleepers:
+  /// for data a receiver may find in one of several places, all of which ring the same bell. A
+  /// sleeper on `bell` reads it after announcing itself and before checking readiness, so it either
+  /// sees `value` or finds `bell` changed (futex_wait then returns at once).
+  void publish_and_ring(std::atomic<std::uint32_t>& word, std::uint32_t value, std::atomic<std::uint32_t>& bell) {
+    word.store(value, std::memory_order_seq_cst);
+    if (m_area->sleepers.value.load(std::memory_order_seq_cst) != 0) {
+      bell.fetch_add(1, std::memory_order_seq_cst);
+      wake_slow(reinterpret_cast<const std::uint32_t*>(&bell));
+    }
+  }
   /// Wakes sleepers on `word` after a sequentially consistent write to it (or to a byte within it).
   void wake(const std::uint32_t* word) {
     if (m_area->sleepers.value.load(std::memory_order_seq_cst) != 0) wake_slow(word);
