@@ -8,8 +8,10 @@
 #include <cstdlib>
 
 #include "cachecomm/cachecomm.hpp"
+#include "support/launcher_shield.hpp"
 
 int main(int argc, char** argv) {
+  cachecomm::testing::run_rank_in_child_process(5);
   MPI_Init(&argc, &argv);
   const int victim = 1;
   int exit_code = 0;
@@ -26,9 +28,6 @@ int main(int argc, char** argv) {
   } catch (const cachecomm::peer_failure& failure) {
     std::printf("PEER FAILURE %d: %s\n", failure.peer_rank(), failure.what());
     std::fflush(stdout);
-    // Some launchers (MPICH's hydra) kill the job once any rank exits without MPI_Finalize; give
-    // the other survivors time to notice the death themselves first (within ~0.1 s when idle, longer on a loaded machine).
-    ::sleep(4);
   }
   // MPI cannot be finalized cleanly with a dead peer; leave without it.
   std::fflush(stdout);

@@ -7,6 +7,7 @@ target_link_libraries(mpi_window PRIVATE GTest::gmock)
 # A target killed before posting: every origin waiting for it must fail naming it.
 add_executable(window_peer_death rma/window_peer_death.cpp)
 target_link_libraries(window_peer_death PRIVATE cachecomm_internal cachecomm_flags)
+target_include_directories(window_peer_death PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 foreach(np IN ITEMS 2 3)
   add_test(NAME window_peer_death.np${np}
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/scripts/expect_peer_death.sh ${np} $<TARGET_FILE:window_peer_death>

@@ -7,8 +7,10 @@
 #include <cstdio>
 
 #include "cachecomm/cachecomm.hpp"
+#include "support/launcher_shield.hpp"
 
 int main(int argc, char** argv) {
+  cachecomm::testing::run_rank_in_child_process(5);
   MPI_Init(&argc, &argv);
   const int victim = 1;
   int exit_code = 0;
