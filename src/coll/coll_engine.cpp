@@ -132,9 +132,14 @@ void coll_engine::probe_single_copy(MPI_Comm node) {
                  sizeof seen};
     const ssize_t got = ::process_vm_readv(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0);
     works = got == static_cast<ssize_t>(sizeof seen) && seen == 0x5eed0000ULL + static_cast<std::uint64_t>(peer) ? 1 : 0;
-    int all_work = 0;
-    CACHECOMM_MPI(MPI_Allreduce(&works, &all_work, 1, MPI_INT, MPI_MIN, node));  // also keeps `marker` alive
-    works = all_work;
+    // Writing the same value back tests the root's push (process_vm_writev) without changing anything.
+    const ssize_t put = works == 1 ? ::process_vm_writev(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0) : -1;
+    const int pushes = put == static_cast<ssize_t>(sizeof seen) ? 1 : 0;
+    int all_work[2] = {0, 0};
+    int outcomes[2] = {works, pushes};
+    CACHECOMM_MPI(MPI_Allreduce(outcomes, all_work, 2, MPI_INT, MPI_MIN, node));  // also keeps `marker` alive
+    works = all_work[0];
+    m_cma_push = works == 1 && all_work[1] == 1;
     (void)marker;
   }
   m_cma = works == 1;
@@ -274,12 +279,61 @@ void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, st
   }
 }
 
+namespace {
+
+/// Copies `bytes` between this process and `pid` with cross-memory attach (`push`: local to remote).
+/// Returns 0 or the errno of the failure.
+int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address, std::size_t bytes, bool push) {
+  std::size_t copied = 0;
+  while (copied < bytes) {
+    iovec local{local_data + copied, bytes - copied};
+    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(remote_address + copied)), bytes - copied};
+    const ssize_t got = push ? ::process_vm_writev(pid, &local, 1, &remote, 1, 0)
+                             : ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (got == 0) return EFAULT;
+    copied += static_cast<std::size_t>(got);
+  }
+  return 0;
+}
+
+}  // namespace
+
 void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int root) {
+  // Root and readers copy at once: each reader pulls the front of the message from the root's buffer
+  // while the root pushes the tail (1/P of it) into every reader's buffer. One core alone cannot
+  // keep enough line transfers in flight to use the bandwidth between caches.
+  const auto size = static_cast<std::size_t>(m_size);
+  const std::size_t pushed = m_cma_push && bytes >= (64U << 10) ? bytes / size / 4096 * 4096 : 0;
+  const std::size_t pulled = bytes - pushed;
+  auto* data = static_cast<std::byte*>(buffer);
   const std::uint32_t step = begin_step();
+  auto& own_line = m_address[static_cast<std::size_t>(m_rank)];
+  std::atomic_ref<std::uint64_t>(address_word(own_line)).store(reinterpret_cast<std::uintptr_t>(buffer),
+                                                               std::memory_order_relaxed);
   if (m_rank == root) {
-    std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(m_rank)]))
-        .store(reinterpret_cast<std::uintptr_t>(buffer), std::memory_order_relaxed);
+    // Word 1 of the root's line: the step whose push failed (readers then pull everything).
+    int push_error = 0;
     post_region(step);
+    if (pushed > 0) {
+      for (int rank = 0; rank < m_size; ++rank) {
+        if (rank == m_rank) continue;
+        wait_region(rank, step, "broadcast (single-copy reader's address)");
+        const std::uint64_t address =
+            std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(rank)]))
+                .load(std::memory_order_relaxed);
+        if (push_error == 0) {
+          push_error = cross_memory_copy(m_pids[static_cast<std::size_t>(rank)], data + pulled, address + pulled,
+                                         pushed, true);
+        }
+      }
+      std::atomic_ref<std::uint64_t>((&address_word(own_line))[1])
+          .store(push_error == 0 ? 0 : step, std::memory_order_relaxed);
+    }
+    finish_step(step);  // readers wait for it when part of the message is pushed
     // The readers copy from the caller's buffer: it must outlive every read.
     for (int rank = 0; rank < m_size; ++rank) {
       if (rank != m_rank) {
@@ -287,27 +341,28 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
                            "broadcast (single-copy reader)");
       }
     }
-  } else {
-    wait_region(root, step, "broadcast (root's address)");
-    const std::uint64_t address =
-        std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(root)])).load(std::memory_order_relaxed);
-    std::size_t copied = 0;
-    while (copied < bytes) {
-      iovec local{static_cast<std::byte*>(buffer) + copied, bytes - copied};
-      iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address + copied)), bytes - copied};
-      const ssize_t got = ::process_vm_readv(m_pids[static_cast<std::size_t>(root)], &local, 1, &remote, 1, 0);
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        const int error_number = errno;
-        finish_step(step);  // let the root go; this rank reports the failure
-        throw system_error("cachecomm: single-copy broadcast: process_vm_readv from node rank " +
-                               std::to_string(root) + " failed",
-                           error_number);
-      }
-      copied += static_cast<std::size_t>(got);
+    return;
+  }
+  post_region(step);  // this rank's address, for the root's push
+  wait_region(root, step, "broadcast (root's address)");
+  auto& root_line = m_address[static_cast<std::size_t>(root)];
+  const std::uint64_t address = std::atomic_ref<std::uint64_t>(address_word(root_line)).load(std::memory_order_relaxed);
+  const pid_t root_pid = m_pids[static_cast<std::size_t>(root)];
+  int error_number = cross_memory_copy(root_pid, data, address, pulled, false);
+  if (pushed > 0) {
+    m_wait->wait_reach(m_done[static_cast<std::size_t>(root)].value, step, root, "broadcast (root's single-copy push)");
+    const std::uint64_t failed =
+        std::atomic_ref<std::uint64_t>((&address_word(root_line))[1]).load(std::memory_order_relaxed);
+    if (error_number == 0 && failed == step) {
+      error_number = cross_memory_copy(root_pid, data + pulled, address + pulled, pushed, false);
     }
   }
-  finish_step(step);
+  finish_step(step);  // let the root go; this rank reports a failure
+  if (error_number != 0) {
+    throw system_error("cachecomm: single-copy broadcast: process_vm_readv from node rank " + std::to_string(root) +
+                           " failed",
+                       error_number);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
