@@ -179,6 +179,22 @@ void coll_engine::post_slot(std::uint32_t step, std::size_t bytes) {
   __builtin_prefetch(slot(m_rank, step + 2, bytes), 1, 3);
 }
 
+void coll_engine::store_slot(std::uint32_t step, std::size_t bytes) {
+  // A release store, not publish(): its fence would wait until this rank owns the slot's line again
+  // (a rank already polling it has taken a copy), and only then start reading the others' slots.
+  // Without it the ownership request and those reads overlap. wake_slot does the fence later.
+  slot_sequence(m_rank, step, bytes).store(step, std::memory_order_release);
+  __builtin_prefetch(slot(m_rank, step + 2, bytes), 1, 3);  // as in post_slot
+}
+
+void coll_engine::wake_slot(std::uint32_t step, std::size_t bytes) {
+  // The Dekker pair with a sleeper (see waiter::publish): the store above, a full fence, then the
+  // sleeper count. A rank asleep on the slot meanwhile waited at most for this rank's own waits,
+  // which need only slots posted before their owners wait.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  m_wait->wake(reinterpret_cast<const std::uint32_t*>(&slot_sequence(m_rank, step, bytes)));
+}
+
 void coll_engine::wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what) {
   m_wait->wait_reach(slot_sequence(rank, step, bytes), step, rank, what);
 }
@@ -396,7 +412,8 @@ void coll_engine::reduce_slots(const void* input, void* output, std::size_t coun
     const std::uint32_t step = begin_step();
     ensure_free(step, slot_depth(n * element));
     std::memcpy(slot_data(m_rank, step, n * element), in + first * element, n * element);
-    post_slot(step, n * element);
+    store_slot(step, n * element);
+    if (!receiver) wake_slot(step, n * element);
     if (receiver) {
       for (int rank = 0; rank < m_size; ++rank) {
         if (rank != m_rank) wait_slot(rank, step, n * element, "reduce (a rank's slot)");
@@ -405,6 +422,7 @@ void coll_engine::reduce_slots(const void* input, void* output, std::size_t coun
         m_inputs[static_cast<std::size_t>(rank)] =
             rank == m_rank ? in + first * element : slot_data(rank, step, n * element);
       }
+      wake_slot(step, n * element);
       reduce_ordered(m_inputs.data(), m_size, out + first * element, nullptr, n, type, op);
     }
     finish_step(step);

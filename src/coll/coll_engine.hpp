@@ -109,6 +109,9 @@ class coll_engine {
   }
   void post_slot(std::uint32_t step, std::size_t bytes);
   void wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what);
+  /// post_slot in two halves, for a rank that reads other slots right after posting its own.
+  void store_slot(std::uint32_t step, std::size_t bytes);
+  void wake_slot(std::uint32_t step, std::size_t bytes);
   void post_region(std::uint32_t step);
   void wait_region(int rank, std::uint32_t step, const char* what);
 
