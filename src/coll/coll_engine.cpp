@@ -422,8 +422,13 @@ void coll_engine::reduce_slots(const void* input, void* output, std::size_t coun
         m_inputs[static_cast<std::size_t>(rank)] =
             rank == m_rank ? in + first * element : slot_data(rank, step, n * element);
       }
-      wake_slot(step, n * element);
       reduce_ordered(m_inputs.data(), m_size, out + first * element, nullptr, n, type, op);
+      // finish_step and wake_slot under one fence: `done` as a release store first.
+      auto& done = m_done[static_cast<std::size_t>(m_rank)].value;
+      done.store(step, std::memory_order_release);
+      wake_slot(step, n * element);
+      m_wait->wake(reinterpret_cast<const std::uint32_t*>(&done));
+      continue;
     }
     finish_step(step);
   }
