@@ -132,9 +132,14 @@ void coll_engine::probe_single_copy(MPI_Comm node) {
                  sizeof seen};
     const ssize_t got = ::process_vm_readv(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0);
     works = got == static_cast<ssize_t>(sizeof seen) && seen == 0x5eed0000ULL + static_cast<std::uint64_t>(peer) ? 1 : 0;
-    int all_work = 0;
-    CACHECOMM_MPI(MPI_Allreduce(&works, &all_work, 1, MPI_INT, MPI_MIN, node));  // also keeps `marker` alive
-    works = all_work;
+    // Writing the same value back tests the root's push (process_vm_writev) without changing anything.
+    const ssize_t put = works == 1 ? ::process_vm_writev(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0) : -1;
+    const int pushes = put == static_cast<ssize_t>(sizeof seen) ? 1 : 0;
+    int all_work[2] = {0, 0};
+    int outcomes[2] = {works, pushes};
+    CACHECOMM_MPI(MPI_Allreduce(outcomes, all_work, 2, MPI_INT, MPI_MIN, node));  // also keeps `marker` alive
+    works = all_work[0];
+    m_cma_push = works == 1 && all_work[1] == 1;
     (void)marker;
   }
   m_cma = works == 1;
@@ -172,6 +177,22 @@ void coll_engine::post_slot(std::uint32_t step, std::size_t bytes) {
   // shorter than the line transfer when a broadcast root runs ahead (measured at 2 ranks: lead 1,
   // 97 ns per 8-byte broadcast; lead 2 or 4, 35 ns; lead 8, 46 ns; lead 16, 74 ns).
   __builtin_prefetch(slot(m_rank, step + 2, bytes), 1, 3);
+}
+
+void coll_engine::store_slot(std::uint32_t step, std::size_t bytes) {
+  // A release store, not publish(): its fence would wait until this rank owns the slot's line again
+  // (a rank already polling it has taken a copy), and only then start reading the others' slots.
+  // Without it the ownership request and those reads overlap. wake_slot does the fence later.
+  slot_sequence(m_rank, step, bytes).store(step, std::memory_order_release);
+  __builtin_prefetch(slot(m_rank, step + 2, bytes), 1, 3);  // as in post_slot
+}
+
+void coll_engine::wake_slot(std::uint32_t step, std::size_t bytes) {
+  // The Dekker pair with a sleeper (see waiter::publish): the store above, a full fence, then the
+  // sleeper count. A rank asleep on the slot meanwhile waited at most for this rank's own waits,
+  // which need only slots posted before their owners wait.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  m_wait->wake(reinterpret_cast<const std::uint32_t*>(&slot_sequence(m_rank, step, bytes)));
 }
 
 void coll_engine::wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what) {
@@ -274,12 +295,61 @@ void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, st
   }
 }
 
+namespace {
+
+/// Copies `bytes` between this process and `pid` with cross-memory attach (`push`: local to remote).
+/// Returns 0 or the errno of the failure.
+int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address, std::size_t bytes, bool push) {
+  std::size_t copied = 0;
+  while (copied < bytes) {
+    iovec local{local_data + copied, bytes - copied};
+    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(remote_address + copied)), bytes - copied};
+    const ssize_t got = push ? ::process_vm_writev(pid, &local, 1, &remote, 1, 0)
+                             : ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (got == 0) return EFAULT;
+    copied += static_cast<std::size_t>(got);
+  }
+  return 0;
+}
+
+}  // namespace
+
 void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int root) {
+  // Root and readers copy at once: each reader pulls the front of the message from the root's buffer
+  // while the root pushes the tail (1/P of it) into every reader's buffer. One core alone cannot
+  // keep enough line transfers in flight to use the bandwidth between caches.
+  const auto size = static_cast<std::size_t>(m_size);
+  const std::size_t pushed = m_cma_push && bytes >= (64U << 10) ? bytes / size / 4096 * 4096 : 0;
+  const std::size_t pulled = bytes - pushed;
+  auto* data = static_cast<std::byte*>(buffer);
   const std::uint32_t step = begin_step();
+  auto& own_line = m_address[static_cast<std::size_t>(m_rank)];
+  std::atomic_ref<std::uint64_t>(address_word(own_line)).store(reinterpret_cast<std::uintptr_t>(buffer),
+                                                               std::memory_order_relaxed);
   if (m_rank == root) {
-    std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(m_rank)]))
-        .store(reinterpret_cast<std::uintptr_t>(buffer), std::memory_order_relaxed);
+    // Word 1 of the root's line: the step whose push failed (readers then pull everything).
+    int push_error = 0;
     post_region(step);
+    if (pushed > 0) {
+      for (int rank = 0; rank < m_size; ++rank) {
+        if (rank == m_rank) continue;
+        wait_region(rank, step, "broadcast (single-copy reader's address)");
+        const std::uint64_t address =
+            std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(rank)]))
+                .load(std::memory_order_relaxed);
+        if (push_error == 0) {
+          push_error = cross_memory_copy(m_pids[static_cast<std::size_t>(rank)], data + pulled, address + pulled,
+                                         pushed, true);
+        }
+      }
+      std::atomic_ref<std::uint64_t>((&address_word(own_line))[1])
+          .store(push_error == 0 ? 0 : step, std::memory_order_relaxed);
+    }
+    finish_step(step);  // readers wait for it when part of the message is pushed
     // The readers copy from the caller's buffer: it must outlive every read.
     for (int rank = 0; rank < m_size; ++rank) {
       if (rank != m_rank) {
@@ -287,27 +357,28 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
                            "broadcast (single-copy reader)");
       }
     }
-  } else {
-    wait_region(root, step, "broadcast (root's address)");
-    const std::uint64_t address =
-        std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(root)])).load(std::memory_order_relaxed);
-    std::size_t copied = 0;
-    while (copied < bytes) {
-      iovec local{static_cast<std::byte*>(buffer) + copied, bytes - copied};
-      iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address + copied)), bytes - copied};
-      const ssize_t got = ::process_vm_readv(m_pids[static_cast<std::size_t>(root)], &local, 1, &remote, 1, 0);
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        const int error_number = errno;
-        finish_step(step);  // let the root go; this rank reports the failure
-        throw system_error("cachecomm: single-copy broadcast: process_vm_readv from node rank " +
-                               std::to_string(root) + " failed",
-                           error_number);
-      }
-      copied += static_cast<std::size_t>(got);
+    return;
+  }
+  post_region(step);  // this rank's address, for the root's push
+  wait_region(root, step, "broadcast (root's address)");
+  auto& root_line = m_address[static_cast<std::size_t>(root)];
+  const std::uint64_t address = std::atomic_ref<std::uint64_t>(address_word(root_line)).load(std::memory_order_relaxed);
+  const pid_t root_pid = m_pids[static_cast<std::size_t>(root)];
+  int error_number = cross_memory_copy(root_pid, data, address, pulled, false);
+  if (pushed > 0) {
+    m_wait->wait_reach(m_done[static_cast<std::size_t>(root)].value, step, root, "broadcast (root's single-copy push)");
+    const std::uint64_t failed =
+        std::atomic_ref<std::uint64_t>((&address_word(root_line))[1]).load(std::memory_order_relaxed);
+    if (error_number == 0 && failed == step) {
+      error_number = cross_memory_copy(root_pid, data + pulled, address + pulled, pushed, false);
     }
   }
-  finish_step(step);
+  finish_step(step);  // let the root go; this rank reports a failure
+  if (error_number != 0) {
+    throw system_error("cachecomm: single-copy broadcast: process_vm_readv from node rank " + std::to_string(root) +
+                           " failed",
+                       error_number);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -341,7 +412,8 @@ void coll_engine::reduce_slots(const void* input, void* output, std::size_t coun
     const std::uint32_t step = begin_step();
     ensure_free(step, slot_depth(n * element));
     std::memcpy(slot_data(m_rank, step, n * element), in + first * element, n * element);
-    post_slot(step, n * element);
+    store_slot(step, n * element);
+    if (!receiver) wake_slot(step, n * element);
     if (receiver) {
       for (int rank = 0; rank < m_size; ++rank) {
         if (rank != m_rank) wait_slot(rank, step, n * element, "reduce (a rank's slot)");
@@ -351,6 +423,12 @@ void coll_engine::reduce_slots(const void* input, void* output, std::size_t coun
             rank == m_rank ? in + first * element : slot_data(rank, step, n * element);
       }
       reduce_ordered(m_inputs.data(), m_size, out + first * element, nullptr, n, type, op);
+      // finish_step and wake_slot under one fence: `done` as a release store first.
+      auto& done = m_done[static_cast<std::size_t>(m_rank)].value;
+      done.store(step, std::memory_order_release);
+      wake_slot(step, n * element);
+      m_wait->wake(reinterpret_cast<const std::uint32_t*>(&done));
+      continue;
     }
     finish_step(step);
   }

@@ -55,6 +55,10 @@ class coll_engine {
   static constexpr std::size_t small_slot_payload = 256 - slot_header_bytes;
 
   [[nodiscard]] bool single_copy_available() const { return m_cma; }
+  /// Single copy with the root pushing part of the message into the readers' buffers.
+  [[nodiscard]] bool single_copy_push_available() const { return m_cma_push; }
+  /// Automatic choice: single copy from this size (2 ranks per node, not oversubscribed).
+  static constexpr std::size_t single_copy_min_bytes = 512U << 10;
   [[nodiscard]] const coll_tuning& tuning() const { return m_tuning; }
   [[nodiscard]] int node_size() const { return m_size; }
   [[nodiscard]] int node_rank() const { return m_rank; }
@@ -105,6 +109,9 @@ class coll_engine {
   }
   void post_slot(std::uint32_t step, std::size_t bytes);
   void wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what);
+  /// post_slot in two halves, for a rank that reads other slots right after posting its own.
+  void store_slot(std::uint32_t step, std::size_t bytes);
+  void wake_slot(std::uint32_t step, std::size_t bytes);
   void post_region(std::uint32_t step);
   void wait_region(int rank, std::uint32_t step, const char* what);
 
@@ -120,12 +127,13 @@ class coll_engine {
   int m_rank = 0;
   bool m_oversubscribed = false;
   bool m_cma = false;
+  bool m_cma_push = false;  // the root may also write into the readers' buffers (process_vm_writev)
   coll_tuning m_tuning;
   waiter* m_wait = nullptr;
   shm_segment m_segment;
   slot_array<padded_flag> m_posted;
   slot_array<padded_flag> m_done;
-  slot_array<padded_flag> m_address;  // single copy: the root's buffer address (64 bits over two words)
+  slot_array<padded_flag> m_address;  // single copy: each rank's buffer address (word 0), root's failed push (word 1)
   std::byte* m_slots = nullptr;       // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
   std::byte* m_region = nullptr;      // two halves of region_bytes
   std::vector<pid_t> m_pids;

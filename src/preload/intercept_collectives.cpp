@@ -62,6 +62,16 @@ int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
 
 bool valid_root(const cachecomm::comm& c, int root) { return root >= 0 && root < c.size(); }
 
+/// The last datatype and operation an allreduce was served with (programs repeat the same
+/// reduction): the next call with both skips the three look-ups. One thread, as for the mappings.
+struct served_reduction {
+  MPI_Datatype mpi_type = MPI_DATATYPE_NULL;
+  MPI_Op mpi_op = MPI_OP_NULL;
+  cachecomm::datatype type{};
+  cachecomm::reduce_op op{};
+};
+served_reduction g_last_allreduce;
+
 }  // namespace
 
 extern "C" {
@@ -120,19 +130,23 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   route r = route_call(call_kind::allreduce, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::allreduce, r.why_not, pass);
-  outcome why = outcome::served;
-  auto type = preload::as_reducible(datatype, why);
-  if (!type) return pass_through(call_kind::allreduce, why, pass);
-  auto operation = preload::as_reduce_op(op, why);
-  if (!operation) return pass_through(call_kind::allreduce, why, pass);
-  if (!cachecomm::supports(*type, *operation)) {
-    return pass_through(call_kind::allreduce, outcome::unsupported_pair, pass);
+  if (datatype != g_last_allreduce.mpi_type || op != g_last_allreduce.mpi_op || datatype == MPI_DATATYPE_NULL) {
+    outcome why = outcome::served;
+    auto type = preload::as_reducible(datatype, why);
+    if (!type) return pass_through(call_kind::allreduce, why, pass);
+    auto operation = preload::as_reduce_op(op, why);
+    if (!operation) return pass_through(call_kind::allreduce, why, pass);
+    if (!cachecomm::supports(*type, *operation)) {
+      return pass_through(call_kind::allreduce, outcome::unsupported_pair, pass);
+    }
+    g_last_allreduce = {datatype, op, *type, *operation};
   }
   if (count < 0) return pass_through(call_kind::allreduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::allreduce, outcome::empty, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
+  const served_reduction reduction = g_last_allreduce;
   return serve(call_kind::allreduce, comm, "MPI_Allreduce", [&] {
-    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), *type, *operation);
+    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction.type, reduction.op);
   });
 }
 

@@ -140,8 +140,6 @@ comm_state* state_of(MPI_Comm comm) {
 thread_local bool g_inside_cachecomm __attribute__((tls_model("initial-exec"))) = false;
 hot_path g_hot;
 
-cachecomm_scope::cachecomm_scope() : m_previous(g_inside_cachecomm) { g_inside_cachecomm = true; }
-cachecomm_scope::~cachecomm_scope() { g_inside_cachecomm = m_previous; }
 
 call_stats& stats() { return rt().counters; }
 

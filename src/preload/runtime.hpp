@@ -46,8 +46,8 @@ inline cachecomm::comm* hot_comm(call_kind kind, MPI_Comm comm) {
 /// Sets the guard for its lifetime (nests).
 class cachecomm_scope {
  public:
-  cachecomm_scope();
-  ~cachecomm_scope();
+  cachecomm_scope() : m_previous(g_inside_cachecomm) { g_inside_cachecomm = true; }
+  ~cachecomm_scope() { g_inside_cachecomm = m_previous; }
   cachecomm_scope(const cachecomm_scope&) = delete;
   cachecomm_scope& operator=(const cachecomm_scope&) = delete;
 
