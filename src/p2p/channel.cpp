@@ -160,10 +160,11 @@ bool channel_impl::ring_has_space(peer_link& link) {
 void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_bytes, const std::byte* data,
                               std::size_t chunk, std::uint32_t kind) {
   slot_header& header = link.out.header(link.produced);
-  if (kind == slot_single_copy || message_bytes <= ring_inline_bytes) {
-    std::memcpy(header.inline_data, data, chunk);
-  } else {
-    std::memcpy(link.out.data(link.produced), data, chunk);
+  // Empty messages may come with a null buffer, which memcpy must never see, even for 0 bytes.
+  if (chunk != 0) {
+    std::memcpy(kind == slot_single_copy || message_bytes <= ring_inline_bytes ? header.inline_data
+                                                                                : link.out.data(link.produced),
+                data, chunk);
   }
   header.tag = tag;
   header.size_and_kind = (static_cast<std::uint64_t>(message_bytes) << 8) | kind;
@@ -426,7 +427,7 @@ void channel_impl::progress_in(peer_link& link) {
       std::size_t fits = offset < capacity ? std::min(chunk, capacity - offset) : 0;
       if (fits != 0) {
         if (link.arriving_bytes <= ring_inline_bytes) {
-          std::memcpy(target + offset, header.inline_data, fits);
+          if (fits != 0) std::memcpy(target + offset, header.inline_data, fits);
         } else {
           copy_bytes(target + offset, link.in.data(link.next_in), fits,
                      m_nontemporal && link.arriving_bytes >= m_nontemporal_threshold);
@@ -582,7 +583,7 @@ std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int
       }
       const std::size_t bytes = header.message_bytes();
       if (header.kind() == slot_first && bytes <= ring_inline_bytes && bytes <= capacity && tag_matches(tag, header.tag)) {
-        std::memcpy(data, header.inline_data, bytes);
+        if (bytes != 0) std::memcpy(data, header.inline_data, bytes);
         consume_slot(link);
         link.heard_since_send = true;
         return bytes;

@@ -33,7 +33,7 @@ void copy_bytes(void* target, const void* source, std::size_t bytes, bool nontem
   }
 #endif
   (void)nontemporal;
-  std::memcpy(target, source, bytes);
+  if (bytes != 0) std::memcpy(target, source, bytes);
 }
 
 }  // namespace cachecomm::detail

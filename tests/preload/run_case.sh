@@ -48,6 +48,9 @@ run() {  # run NAME ENV... : the program under mpirun with ENV set in every rank
 }
 
 program=("$@")
+# A sanitizer build's library needs the sanitizer runtimes loaded before it (ahead of any other
+# library) when it is preloaded into an uninstrumented program.
+if [[ -n "${CACHECOMM_TEST_PRELOAD_FIRST:-}" ]]; then lib="$CACHECOMM_TEST_PRELOAD_FIRST:$lib"; fi
 if [[ ${#preload_only[@]} -gt 0 ]]; then
   run preload LD_PRELOAD="$lib" CACHECOMM_PRELOAD_SUMMARY=1 "${preload_only[@]}"
   cat "$work/preload.out" "$work/preload.err"

@@ -2,6 +2,13 @@
 # LD_PRELOAD=libcachecomm_mpi.so and must print the same; the summary must show what was served.
 set(preload_dir ${CMAKE_CURRENT_LIST_DIR})
 set(preload_driver ${preload_dir}/run_case.sh)
+# Sanitizer builds: the runtimes must come first in LD_PRELOAD (see run_case.sh).
+set(preload_first "")
+if(CACHECOMM_SANITIZE)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE asan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libubsan.so OUTPUT_VARIABLE ubsan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(preload_first "CACHECOMM_TEST_PRELOAD_FIRST=${asan_runtime}:${ubsan_runtime}")
+endif()
 set(preload_flags)
 foreach(flag IN LISTS CACHECOMM_MPIEXEC_FLAGS)
   list(APPEND preload_flags --flag ${flag})
@@ -34,7 +41,7 @@ function(preload_case name)
              COMMAND ${preload_driver} --mpirun ${MPIEXEC_EXECUTABLE} ${preload_flags} --np ${np}
                      --lib $<TARGET_FILE:cachecomm_mpi> ${ARG_ARGS})
     set_tests_properties(${name}.np${np} PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np${np}"
-      ENVIRONMENT "CACHECOMM_TIMEOUT=60;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+      ENVIRONMENT "CACHECOMM_TIMEOUT=60;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;${preload_first}")
   endforeach()
 endfunction()
 
@@ -42,7 +49,8 @@ preload_case(preload_collectives RANKS 1 2 3 4 8
   ARGS ${preload_served} -- $<TARGET_FILE:preload_collectives>)
 # The same program linked against the library instead of preloaded; CACHECOMM_PRELOAD=0 is the baseline.
 add_executable(preload_collectives_linked ${preload_dir}/preload_collectives.c)
-target_link_libraries(preload_collectives_linked PRIVATE cachecomm_mpi MPI::MPI_C)
+# cachecomm_flags: in sanitizer builds the program must load the sanitizer runtime first.
+target_link_libraries(preload_collectives_linked PRIVATE cachecomm_mpi MPI::MPI_C cachecomm_flags)
 preload_case(preload_collectives_linked RANKS 2 3
   ARGS --linked ${preload_served} -- $<TARGET_FILE:preload_collectives_linked>)
 preload_case(preload_passthrough RANKS 2 3 4 8
@@ -87,4 +95,4 @@ add_test(NAME preload_bench_smoke.np2
          COMMAND ${PROJECT_SOURCE_DIR}/bench/preload/run_preload_bench.sh --quick --np 2 --build ${PROJECT_BINARY_DIR}
                  --mpirun ${MPIEXEC_EXECUTABLE} --json ${CMAKE_CURRENT_BINARY_DIR}/preload_bench_smoke.json)
 set_tests_properties(preload_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np2"
-  ENVIRONMENT "CACHECOMM_TIMEOUT=60")
+  ENVIRONMENT "CACHECOMM_TIMEOUT=60;${preload_first}")
