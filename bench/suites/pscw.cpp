@@ -200,45 +200,33 @@ void pscw_suite::run_synchronization(int targets, bool quick) {
   MPI_Group mpi_targets = m_mpi->group_of(target_group);
   MPI_Group mpi_origin = m_mpi->group_of(origin_group);
 
+  // Times two consecutive calls (START then COMPLETE, or POST then WAIT) as one sample per phase.
+  auto time_phases = [](phase_samples& samples, auto&& first, auto&& second) {
+    const double t0 = now_seconds();
+    first();
+    const double t1 = now_seconds();
+    second();
+    const double t2 = now_seconds();
+    samples.first.push_back((t1 - t0) * 1e6);
+    samples.second.push_back((t2 - t1) * 1e6);
+  };
   auto ours = [&](phase_samples& samples, int count) {
     for (int i = 0; i < count; ++i) {
       if (origin) {
-        double t0 = now_seconds();
-        m_window->start(target_group);
-        double t1 = now_seconds();
-        m_window->complete();
-        double t2 = now_seconds();
-        samples.first.push_back((t1 - t0) * 1e6);
-        samples.second.push_back((t2 - t1) * 1e6);
+        time_phases(samples, [&] { m_window->start(target_group); }, [&] { m_window->complete(); });
       } else if (target) {
-        double t0 = now_seconds();
-        m_window->post(origin_group);
-        double t1 = now_seconds();
-        m_window->wait();
-        double t2 = now_seconds();
-        samples.first.push_back((t1 - t0) * 1e6);
-        samples.second.push_back((t2 - t1) * 1e6);
+        time_phases(samples, [&] { m_window->post(origin_group); }, [&] { m_window->wait(); });
       }
     }
   };
   auto theirs = [&](MPI_Win mpi_window, phase_samples& samples, int count) {
     for (int i = 0; i < count; ++i) {
       if (origin) {
-        double t0 = now_seconds();
-        MPI_Win_start(mpi_targets, 0, mpi_window);
-        double t1 = now_seconds();
-        MPI_Win_complete(mpi_window);
-        double t2 = now_seconds();
-        samples.first.push_back((t1 - t0) * 1e6);
-        samples.second.push_back((t2 - t1) * 1e6);
+        time_phases(samples, [&] { MPI_Win_start(mpi_targets, 0, mpi_window); },
+                    [&] { MPI_Win_complete(mpi_window); });
       } else if (target) {
-        double t0 = now_seconds();
-        MPI_Win_post(mpi_origin, 0, mpi_window);
-        double t1 = now_seconds();
-        MPI_Win_wait(mpi_window);
-        double t2 = now_seconds();
-        samples.first.push_back((t1 - t0) * 1e6);
-        samples.second.push_back((t2 - t1) * 1e6);
+        time_phases(samples, [&] { MPI_Win_post(mpi_origin, 0, mpi_window); },
+                    [&] { MPI_Win_wait(mpi_window); });
       }
     }
   };
