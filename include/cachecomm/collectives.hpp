@@ -33,6 +33,7 @@ enum class reduce_algorithm {
   automatic,
   slots,           ///< every rank publishes its input in its own slot; the reducer reads all slots
   reduce_scatter,  ///< each rank reduces one slice of every input, then the slices are gathered
+  gather_reduce,   ///< every rank stages its input in chunks; each receiver reduces all inputs (2 ranks)
 };
 
 enum class allgather_algorithm {

@@ -395,6 +395,7 @@ void coll_engine::reduce(const void* input, void* output, std::size_t count, dat
   switch (algorithm) {
     case reduce_algorithm::slots: reduce_slots(input, output, count, type, op, root); return;
     case reduce_algorithm::reduce_scatter: reduce_scatter(input, output, count, type, op, root); return;
+    case reduce_algorithm::gather_reduce: reduce_gather(input, output, count, type, op, root); return;
     case reduce_algorithm::automatic: break;
   }
   throw usage_error("cachecomm: coll_engine::reduce needs a concrete algorithm");

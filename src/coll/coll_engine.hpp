@@ -121,6 +121,9 @@ class coll_engine {
   void broadcast_single_copy(void* buffer, std::size_t bytes, int root);
   void reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);
   void reduce_scatter(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);
+  void reduce_gather(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);  // reduce_large.cpp
+  /// Bytes each rank stages per step in reduce_gather (smaller when the region is short).
+  static constexpr std::size_t reduce_gather_chunk = 64U << 10;
   void probe_single_copy(MPI_Comm node);
 
   int m_size = 1;

@@ -23,9 +23,9 @@ namespace {
 const detail::setting_declaration broadcast_setting{
     "CACHECOMM_BCAST", "auto", "Broadcast algorithm: auto, central, double-buffer, tree, single-copy."};
 const detail::setting_declaration reduce_setting{
-    "CACHECOMM_REDUCE", "auto", "Reduce algorithm: auto, slots, reduce-scatter."};
+    "CACHECOMM_REDUCE", "auto", "Reduce algorithm: auto, slots, reduce-scatter, gather-reduce."};
 const detail::setting_declaration allreduce_setting{
-    "CACHECOMM_ALLREDUCE", "auto", "Allreduce algorithm: auto, slots, reduce-scatter."};
+    "CACHECOMM_ALLREDUCE", "auto", "Allreduce algorithm: auto, slots, reduce-scatter, gather-reduce."};
 const detail::setting_declaration allgather_setting{
     "CACHECOMM_ALLGATHER", "auto", "Allgather algorithm: auto, central."};
 const detail::setting_declaration check_setting{
@@ -212,6 +212,16 @@ std::pair<reduce_algorithm, const char*> choose_reduce(const detail::coll_engine
             "oversubscribed rooted reduce up to 128 KiB: the other ranks post and leave, one scheduler round "
             "instead of the reduce-scatter's three"};
   }
+  // At 2 ranks each on its own core: both ranks stage their input and reduce everything themselves
+  // in one pipelined pass. The same line traffic between the cores as reduce-scatter, without its
+  // second phase. Measured at 2 ranks on 2 cores (allreduce, vs Open MPI in the same run): 64 KiB
+  // 0.40 (reduce-scatter 0.79), 1 MiB 0.62 (0.67-0.72), 4 MiB 0.14 (0.37). With more ranks each
+  // would read P-1 inputs; when oversubscribed its many short steps cost scheduler rounds.
+  if (engine.node_size() == 2 && !engine.oversubscribed()) {
+    return {reduce_algorithm::gather_reduce,
+            "large message, 2 ranks on their own cores: each rank stages its input in pipeline chunks and "
+            "reduces both inputs itself, in one pass"};
+  }
   return {reduce_algorithm::reduce_scatter,
           "large message: each rank reduces one slice of every input (pipelined), then the slices are gathered"};
 }
@@ -244,6 +254,7 @@ std::string_view to_string(reduce_algorithm algorithm) {
     case reduce_algorithm::automatic: return "auto";
     case reduce_algorithm::slots: return "slots";
     case reduce_algorithm::reduce_scatter: return "reduce-scatter";
+    case reduce_algorithm::gather_reduce: return "gather-reduce";
   }
   return "?";
 }
@@ -261,7 +272,8 @@ const std::vector<broadcast_algorithm>& all_broadcast_algorithms() {
   return all;
 }
 const std::vector<reduce_algorithm>& all_reduce_algorithms() {
-  static const std::vector<reduce_algorithm> all = {reduce_algorithm::slots, reduce_algorithm::reduce_scatter};
+  static const std::vector<reduce_algorithm> all = {reduce_algorithm::slots, reduce_algorithm::reduce_scatter,
+                                                    reduce_algorithm::gather_reduce};
   return all;
 }
 const std::vector<allgather_algorithm>& all_allgather_algorithms() {

@@ -2,4 +2,5 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/reduce_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/coll_engine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collectives.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reduce_large.cpp
 )

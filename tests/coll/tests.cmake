@@ -14,10 +14,10 @@ cachecomm_add_mpi_test(mpi_collective_stress SOURCES coll/stress_test.cpp RANKS 
 cachecomm_add_mpi_test(mpi_collective_stress SOURCES coll/stress_test.cpp RANKS 4 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
 
-# Benchmark smoke run: every data collective and the copy probes, --quick, JSON written.
+# Benchmark smoke run: every data collective, the copy probes and the exchange floor, --quick, JSON written.
 add_test(NAME bench_coll_data_smoke.np2
          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
-                 coll --op bcast,reduce,allreduce,allgather,copy-probe --quick --quiet
+                 coll --op bcast,reduce,allreduce,allgather,copy-probe,exchange-floor --quick --quiet
                  --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_data_smoke.json)
 set_tests_properties(bench_coll_data_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
   ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")

@@ -1,0 +1,62 @@
+// Large reductions at 2 ranks: gather-reduce. Every rank stages its input in pipeline chunks and
+// every receiver reduces all inputs itself (rank order, so every receiver gets the same bits).
+#include <algorithm>
+#include <cstring>
+
+#include "coll/coll_engine.hpp"
+#include "coll/reduce_kernels.hpp"
+
+namespace cachecomm::detail {
+
+void coll_engine::reduce_gather(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
+                                int root) {
+  const std::size_t element = size_of(type);
+  const auto size = static_cast<std::size_t>(m_size);
+  const auto me = static_cast<std::size_t>(m_rank);
+  const bool receiver = root < 0 || root == m_rank;
+  // Step s uses half s % 2 of the data region, as every depth-2 user of the region does, so the
+  // steps before and after this call need no other care. Each half holds `ring_half` chunks per rank.
+  constexpr std::size_t ring_half = 2;
+  constexpr std::uint32_t depth = 2 * ring_half;
+  const std::size_t chunk_bytes =
+      std::min(reduce_gather_chunk, m_tuning.region_bytes / (size * ring_half)) / cache_line_size * cache_line_size;
+  const std::size_t chunk_elements = chunk_bytes / element;
+  const auto* in = static_cast<const std::byte*>(input);
+  auto* out = static_cast<std::byte*>(output);
+  const std::size_t chunks = (count + chunk_elements - 1) / chunk_elements;
+  auto elements_of = [&](std::size_t chunk) { return std::min(chunk_elements, count - chunk * chunk_elements); };
+  auto staging = [&](std::size_t rank, std::uint32_t step) {
+    return region(step) + (rank * ring_half + (step >> 1U) % ring_half) * chunk_bytes;
+  };
+
+  const std::uint32_t first_step = m_step + 1;
+  auto stage = [&](std::size_t chunk) {
+    const std::uint32_t step = begin_step();
+    // The first two steps may reuse a half that an earlier call's last steps used in another layout.
+    ensure_free(step, chunk < 2 ? 2 : depth);
+    std::memcpy(staging(me, step), in + chunk * chunk_elements * element, elements_of(chunk) * element);
+    post_region(step);
+  };
+  stage(0);
+  for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+    // Stage the next chunk before reducing this one: the others read it while this rank reduces.
+    if (chunk + 1 < chunks) stage(chunk + 1);
+    const auto step = static_cast<std::uint32_t>(first_step + chunk);
+    if (receiver) {
+      for (std::size_t rank = 0; rank < size; ++rank) {
+        if (rank == me) {
+          // This rank's part comes from its private input (the same bits as its staged copy).
+          m_inputs[rank] = in + chunk * chunk_elements * element;
+        } else {
+          wait_region(static_cast<int>(rank), step, "reduce (a rank's staged chunk)");
+          m_inputs[rank] = staging(rank, step);
+        }
+      }
+      reduce_ordered(m_inputs.data(), m_size, out + chunk * chunk_elements * element, nullptr, elements_of(chunk), type,
+                     op);
+    }
+    finish_step(step);
+  }
+}
+
+}  // namespace cachecomm::detail
