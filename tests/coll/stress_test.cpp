@@ -59,7 +59,11 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
       }
       case 1:
       case 2: {
-        const auto algorithm = algorithm_pick >= 2 ? reduce_algorithm::automatic : all_reduce_algorithms()[algorithm_pick];
+        // Every concrete algorithm (its steps interleave with the others' in one sequence) or automatic.
+        const auto& reduce_algorithms = all_reduce_algorithms();
+        const auto algorithm = static_cast<std::size_t>(algorithm_pick) >= reduce_algorithms.size()
+                                   ? reduce_algorithm::automatic
+                                   : reduce_algorithms[static_cast<std::size_t>(algorithm_pick)];
         what = std::string(kind == 1 ? "reduce " : "allreduce ") + std::string(to_string(algorithm));
         if (kind == 1) {
           MPI_Reduce(input.data(), expected.data(), n, testing::mpi_type(type), testing::mpi_op(op), root, MPI_COMM_WORLD);
