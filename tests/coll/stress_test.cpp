@@ -29,8 +29,9 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
     const datatype type = types[random() % types.size()];
     reduce_op op = ops[random() % ops.size()];
     while (!supports(type, op)) op = ops[random() % ops.size()];
-    const bool large = random() % 20 == 0;
-    const std::size_t count = large ? random() % 60000 : random() % 700;
+    // Large (pipelined paths), tiny (a few elements) and everything between.
+    const unsigned size_class = random() % 20;
+    const std::size_t count = size_class == 0 ? random() % 60000 : size_class < 6 ? random() % 4 : random() % 700;
     const int root = static_cast<int>(random() % static_cast<unsigned>(c.size()));
     const bool in_place_call = random() % 2 == 0;
     const unsigned algorithm_pick = random() % 5;
