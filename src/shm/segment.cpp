@@ -72,7 +72,11 @@ bool descriptor_unreachable(int error) { return error == EACCES || error == EPER
 void fail_from_notice(const creation_notice& notice, int node_rank) {
   if (notice.error == 0) return;
   std::string reason = notice.message.data();
-  if (node_rank != 0) reason = "cachecomm: node rank 0 failed: " + reason;
+  if (node_rank != 0) {
+    const std::string prefix = "cachecomm: ";
+    if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+    reason = "cachecomm: on node rank 0, " + reason;
+  }
   throw system_error(reason, notice.error);
 }
 

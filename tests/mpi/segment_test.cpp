@@ -296,6 +296,14 @@ TEST(shm_segment, larger_than_dev_shm_is_an_error_not_a_later_sigbus) {
     ADD_FAILURE() << "a segment larger than /dev/shm was created; touching it would raise SIGBUS";
   } catch (const cachecomm::system_error& error) {
     EXPECT_EQ(error.errno_value(), ENOSPC) << error.what();
+    // Every rank reports rank 0's reason, and the others say whose it is.
+    const std::string text = error.what();
+    EXPECT_NE(text.find("does not fit in the"), std::string::npos) << text;
+    int rank = 0;
+    MPI_Comm_rank(node_comm(), &rank);
+    if (rank != 0) {
+      EXPECT_NE(text.find("on node rank 0, "), std::string::npos) << text;
+    }
   }
   EXPECT_TRUE(mapped_segments().empty());
 }
