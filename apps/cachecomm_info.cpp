@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cachecomm/cachecomm.hpp"
+#include "core/comm_impl.hpp"
 #include "topo/machine.hpp"
 
 int main(int argc, char** argv) {
@@ -46,6 +47,11 @@ int main(int argc, char** argv) {
                   policy.yield_iterations, policy.timeout_seconds);
       std::printf("barrier: %s (%s)\n", std::string(cachecomm::to_string(comm.default_barrier())).c_str(),
                   comm.default_barrier_reason().c_str());
+      std::printf("shared segments: %s\n",
+                  comm.impl().control_sharing() == cachecomm::detail::segment_sharing::anonymous
+                      ? "memfd, opened by node peers through /proc/<pid>/fd (never named in /dev/shm)"
+                      : "named fallback (a rank could not open /proc/<pid>/fd): /dev/shm names live until "
+                        "every rank has opened them");
       std::printf("single copy (cross-memory attach): %s\n",
                   single_copy ? "available" : "refused or disabled: large broadcasts copy through shared memory");
       std::printf("collectives (node phase; across nodes leaders add an MPI step):\n");

@@ -46,6 +46,9 @@ class comm_impl {
   [[nodiscard]] const config& settings() const { return m_settings; }
   [[nodiscard]] const wait_policy& policy() const { return m_policy; }
   [[nodiscard]] waiter& wait() { return m_waiter; }
+  /// How this node's segments are shared (the control segment's path; every later segment of the
+  /// node normally takes the same one).
+  [[nodiscard]] segment_sharing control_sharing() const { return m_control.sharing(); }
 
   /// Completes an MPI request under the same deadline and node-peer liveness checks as every
   /// shared-memory wait (MPI_Wait would block forever on a peer that never makes the matching

@@ -2,154 +2,252 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "cachecomm/error.hpp"
 #include "core/mpi_check.hpp"
+#include "shm/segment_objects.hpp"
 
 namespace cachecomm::detail {
 
 namespace {
 
-constexpr int name_capacity = 64;
+constexpr std::size_t name_capacity = 64;
+constexpr std::size_t message_capacity = 320;
 
-// Owns a file descriptor only until the mapping exists; the mapping outlives it.
-class file_descriptor {
- public:
-  explicit file_descriptor(int fd) : m_fd(fd) {}
-  ~file_descriptor() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  file_descriptor(const file_descriptor&) = delete;
-  file_descriptor& operator=(const file_descriptor&) = delete;
-  [[nodiscard]] int get() const { return m_fd; }
-
- private:
-  int m_fd;
+// What node rank 0 tells the others about the object it made (sent as bytes: same binary, same node).
+struct creation_notice {
+  int error = 0;  // errno of a failed creation or sizing; every rank then fails with it
+  int named = 0;  // 0: a memfd reached through /proc/<pid>/fd/<fd>; 1: a /dev/shm name
+  pid_t pid = 0;
+  int fd = -1;
+  dev_t device = 0;  // identity of the object, so nobody maps another one by mistake
+  ino_t inode = 0;
+  std::array<char, name_capacity> name{};
+  std::array<char, message_capacity> message{};  // rank 0's reason when `error` is set
 };
 
-void* map_shared(int fd, std::size_t bytes) {
-  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) throw system_error("cachecomm: mmap of shared segment", errno);
-  return base;
+// One rank's outcome of a step. Every rank gathers all of them and takes the same decision.
+enum outcome_kind : int { succeeded = 0, unreachable = 1, failed = 2, foreign_object = 3 };
+struct step_outcome {
+  int kind = succeeded;
+  int error = 0;
+};
+struct verdict {
+  outcome_kind kind = succeeded;
+  int rank = 0;  // the first rank with the worst outcome
+  int error = 0;
+};
+
+template <std::size_t N>
+void copy_text(std::array<char, N>& target, const std::string& text) {
+  std::strncpy(target.data(), text.c_str(), N - 1);
+  target[N - 1] = '\0';
+}
+
+// system_error's text without the strerror suffix, to be rebuilt on the ranks that receive it.
+std::string reason_of(const system_error& failure) {
+  std::string text = failure.what();
+  const std::string suffix = std::string(": ") + std::strerror(failure.errno_value());
+  if (text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    text.resize(text.size() - suffix.size());
+  }
+  return text;
+}
+
+// Errnos of memfd_create meaning "not available here" (old kernel, seccomp filter), not "no memory".
+bool memfd_unavailable(int error) { return error == ENOSYS || error == EPERM || error == EACCES || error == EINVAL; }
+
+// Errnos of opening /proc/<pid>/fd/<fd> meaning "no ptrace read access or no such process here"
+// (hardened kernel, another PID namespace): the named path may still work.
+bool descriptor_unreachable(int error) { return error == EACCES || error == EPERM || error == ENOENT; }
+
+void fail_from_notice(const creation_notice& notice, int node_rank) {
+  if (notice.error == 0) return;
+  std::string reason = notice.message.data();
+  if (node_rank != 0) {
+    const std::string prefix = "cachecomm: ";
+    if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+    reason = "cachecomm: on node rank 0, " + reason;
+  }
+  throw system_error(reason, notice.error);
+}
+
+// Rank 0: makes the object (a memfd unless `named` or memfd is unavailable) and describes it.
+creation_notice create_object(std::size_t bytes, bool named, file_descriptor& fd) {
+  creation_notice notice;
+  notice.named = named ? 1 : 0;
+  try {
+    check_segment_budget(bytes);
+    if (!named) {
+      try {
+        fd = create_anonymous_segment();
+      } catch (const system_error& failure) {
+        if (!memfd_unavailable(failure.errno_value())) throw;
+        notice.named = 1;
+      }
+    }
+    if (notice.named != 0) {
+      for (int attempt = 0; attempt < 8 && !fd.valid(); ++attempt) {
+        std::string candidate = random_segment_name();
+        try {
+          fd = create_exclusive_segment(candidate);
+          copy_text(notice.name, candidate);
+        } catch (const system_error& failure) {
+          if (failure.errno_value() != EEXIST || attempt == 7) throw;
+        }
+      }
+    }
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0) throw system_error("cachecomm: fstat of a new shared segment", errno);
+    notice.pid = ::getpid();
+    notice.fd = fd.get();
+    notice.device = info.st_dev;
+    notice.inode = info.st_ino;
+  } catch (const system_error& failure) {
+    if (notice.named != 0 && notice.name[0] != '\0') ::shm_unlink(notice.name.data());
+    fd.reset();
+    notice.error = failure.errno_value();
+    copy_text(notice.message, reason_of(failure));
+  }
+  return notice;
+}
+
+std::string where_from(const creation_notice& notice) {
+  if (notice.named != 0) return std::string("/dev/shm") + notice.name.data();
+  return "/proc/" + std::to_string(notice.pid) + "/fd/" + std::to_string(notice.fd);
+}
+
+// Ranks other than 0: opens rank 0's object and checks it is that object and still private.
+step_outcome open_object(const creation_notice& notice, segment_test_hooks hooks, file_descriptor& fd) {
+  try {
+    if (notice.named != 0) {
+      fd = file_descriptor(::shm_open(notice.name.data(), O_RDWR | O_CLOEXEC, 0));
+      if (!fd.valid()) return {failed, errno};
+    } else {
+      if (hooks.refuse_descriptor_sharing) return {unreachable, EACCES};
+      fd = open_peer_descriptor(notice.pid, notice.fd);
+    }
+  } catch (const system_error& failure) {
+    return {descriptor_unreachable(failure.errno_value()) ? unreachable : failed, failure.errno_value()};
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return {failed, errno};
+  if (info.st_dev != notice.device || info.st_ino != notice.inode || (info.st_mode & 0777) != 0600) {
+    return {foreign_object, EBADF};
+  }
+  return {};
+}
+
+// Gathers every rank's outcome; every rank computes the same verdict from them.
+verdict agree(MPI_Comm node_comm, step_outcome mine) {
+  int size = 1;
+  CACHECOMM_MPI(MPI_Comm_size(node_comm, &size));
+  std::vector<step_outcome> all(static_cast<std::size_t>(size));
+  CACHECOMM_MPI(MPI_Allgather(&mine, 2, MPI_INT, all.data(), 2, MPI_INT, node_comm));
+  verdict worst;
+  for (int rank = 0; rank < size; ++rank) {
+    const auto& outcome = all[static_cast<std::size_t>(rank)];
+    if (outcome.kind > worst.kind) worst = {static_cast<outcome_kind>(outcome.kind), rank, outcome.error};
+  }
+  return worst;
+}
+
+[[noreturn]] void fail_with(const verdict& worst, const std::string& step, const creation_notice& notice) {
+  const std::string who = "cachecomm: node rank " + std::to_string(worst.rank);
+  if (worst.kind == foreign_object) {
+    // Through /proc, a rank in another PID namespace reaches some other process's descriptor.
+    const char* hint = notice.named == 0 && step == "opening" ? "; are the node's ranks in different PID namespaces?" : "";
+    throw system_error(who + " " + step + " " + where_from(notice) +
+                           " found another object than node rank 0's private segment (device, inode, size or "
+                           "mode differ" + hint + ")",
+                       worst.error);
+  }
+  throw system_error(who + " failed " + step + " " + where_from(notice), worst.error);
 }
 
 }  // namespace
 
-std::string random_segment_name() {
-  std::array<unsigned char, 16> random{};
-  std::size_t filled = 0;
-  while (filled < random.size()) {
-    ssize_t got = ::getrandom(random.data() + filled, random.size() - filled, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      throw system_error("cachecomm: getrandom for a segment name", errno);
-    }
-    filled += static_cast<std::size_t>(got);
-  }
-  std::string name = segment_name_prefix;
-  for (unsigned char byte : random) {
-    std::array<char, 3> hex{};
-    std::snprintf(hex.data(), hex.size(), "%02x", byte);
-    name += hex.data();
-  }
-  return name;
-}
-
-int create_exclusive_segment(const std::string& name, std::size_t bytes) {
-  int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
-  if (fd < 0) throw system_error("cachecomm: shm_open(" + name + ", O_EXCL)", errno);
-  // fchmod: the umask must not widen or narrow what peers of the same user may do.
-  if (::fchmod(fd, S_IRUSR | S_IWUSR) != 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    int saved = errno;
-    ::close(fd);
-    ::shm_unlink(name.c_str());
-    throw system_error("cachecomm: sizing shared segment " + name, saved);
-  }
-  // ftruncate only sets the size: on a /dev/shm smaller than the segment (64 MiB in a default
-  // container) the first touch of a missing page would be SIGBUS. Reserve the pages now instead,
-  // so that a lack of room is an ENOSPC error here.
-  if (int failed = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); failed != 0) {
-    ::close(fd);
-    ::shm_unlink(name.c_str());
-    throw system_error("cachecomm: reserving " + std::to_string(bytes) + " bytes of /dev/shm for " + name, failed);
-  }
-  return fd;
-}
-
-shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes) {
+shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hooks hooks) {
   if (bytes == 0) throw invalid_argument("cachecomm: shared segment size must be positive");
   int node_rank = 0;
   CACHECOMM_MPI(MPI_Comm_rank(node_comm, &node_rank));
 
-  // Rank 0 creates; `status` carries its errno so every rank fails together with the same reason.
-  std::array<char, name_capacity> name{};
-  int status = 0;
-  int creator_fd = -1;
-  if (node_rank == 0) {
-    for (int attempt = 0; attempt < 8 && creator_fd < 0; ++attempt) {
-      std::string candidate = random_segment_name();
-      try {
-        creator_fd = create_exclusive_segment(candidate, bytes);
-        std::strncpy(name.data(), candidate.c_str(), name.size() - 1);
-        status = 0;
-      } catch (const system_error& failure) {
-        status = failure.errno_value();
-        if (status != EEXIST) break;
-      }
-    }
-  }
-  CACHECOMM_MPI(MPI_Bcast(&status, 1, MPI_INT, 0, node_comm));
-  if (status != 0) throw system_error("cachecomm: creating a shared-memory segment", status);
-  CACHECOMM_MPI(MPI_Bcast(name.data(), name_capacity, MPI_CHAR, 0, node_comm));
+  // Round 1 shares a memfd; round 2, only if some rank could not open it, a short-lived name.
+  file_descriptor fd;
+  creation_notice notice;
+  for (bool named = node_rank == 0 && hooks.refuse_descriptor_sharing;; named = true) {
+    fd.reset();
+    if (node_rank == 0) notice = create_object(bytes, named, fd);
+    CACHECOMM_MPI(MPI_Bcast(&notice, static_cast<int>(sizeof notice), MPI_BYTE, 0, node_comm));
+    fail_from_notice(notice, node_rank);
 
-  // Every rank maps; the result is agreed on before the name disappears.
-  int local_error = 0;
-  {
-    file_descriptor fd(node_rank == 0 ? creator_fd : ::shm_open(name.data(), O_RDWR | O_CLOEXEC, 0));
-    struct stat info {};
-    if (fd.get() < 0) {
-      local_error = errno;
-    } else if (::fstat(fd.get(), &info) != 0) {
-      local_error = errno;
-    } else if (static_cast<std::size_t>(info.st_size) != bytes || (info.st_mode & 0777) != 0600) {
-      local_error = EBADF;  // not the object rank 0 made: refuse it
-    } else {
-      try {
-        m_base = map_shared(fd.get(), bytes);
-        m_size = bytes;
-      } catch (const system_error& failure) {
-        local_error = failure.errno_value();
-      }
+    const step_outcome opened = node_rank == 0 ? step_outcome{} : open_object(notice, hooks, fd);
+    const verdict worst = agree(node_comm, opened);
+    // Every rank holds a descriptor now (or has given up): the name has done its job.
+    if (node_rank == 0 && notice.named != 0) ::shm_unlink(notice.name.data());
+    if (worst.kind == succeeded) break;
+    if (worst.kind == unreachable && notice.named == 0) continue;
+    fail_with(worst, "opening", notice);
+  }
+
+  // Sized only now, so that on the fallback path the name is gone before the slow reservation.
+  if (node_rank == 0) {
+    try {
+      reserve_segment_memory(fd.get(), bytes, notice.named != 0 ? "a shared segment" : "a memfd shared segment");
+    } catch (const system_error& failure) {
+      notice.error = failure.errno_value();
+      copy_text(notice.message, reason_of(failure));
     }
   }
-  int worst_error = 0;
-  CACHECOMM_MPI(MPI_Allreduce(&local_error, &worst_error, 1, MPI_INT, MPI_MAX, node_comm));
-  if (node_rank == 0) ::shm_unlink(name.data());
-  if (worst_error != 0) {
+  CACHECOMM_MPI(MPI_Bcast(&notice.error, 1, MPI_INT, 0, node_comm));
+  CACHECOMM_MPI(MPI_Bcast(notice.message.data(), message_capacity, MPI_CHAR, 0, node_comm));
+  fail_from_notice(notice, node_rank);
+
+  step_outcome mapped;
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) {
+    mapped = {failed, errno};
+  } else if (static_cast<std::size_t>(info.st_size) != bytes) {
+    mapped = {foreign_object, EBADF};  // not the object rank 0 sized: refuse it
+  } else {
+    void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    if (base == MAP_FAILED) {
+      mapped = {failed, errno};
+    } else {
+      m_base = base;
+      m_size = bytes;
+      m_sharing = notice.named != 0 ? segment_sharing::unlinked_name : segment_sharing::anonymous;
+    }
+  }
+  // Every descriptor closes on return; the mappings keep the memory.
+  const verdict worst = agree(node_comm, mapped);
+  if (worst.kind != succeeded) {
     release();
-    throw system_error("cachecomm: mapping the node's shared-memory segment", worst_error);
+    fail_with(worst, "mapping", notice);
   }
 }
 
 shm_segment::~shm_segment() { release(); }
 
 shm_segment::shm_segment(shm_segment&& other) noexcept
-    : m_base(std::exchange(other.m_base, nullptr)), m_size(std::exchange(other.m_size, 0)) {}
+    : m_base(std::exchange(other.m_base, nullptr)),
+      m_size(std::exchange(other.m_size, 0)),
+      m_sharing(std::exchange(other.m_sharing, segment_sharing::none)) {}
 
 shm_segment& shm_segment::operator=(shm_segment&& other) noexcept {
   if (this != &other) {
     release();
     m_base = std::exchange(other.m_base, nullptr);
     m_size = std::exchange(other.m_size, 0);
+    m_sharing = std::exchange(other.m_sharing, segment_sharing::none);
   }
   return *this;
 }
@@ -158,6 +256,7 @@ void shm_segment::release() noexcept {
   if (m_base != nullptr) ::munmap(m_base, m_size);
   m_base = nullptr;
   m_size = 0;
+  m_sharing = segment_sharing::none;
 }
 
 void shm_segment::check_range(std::size_t offset, std::size_t length, std::size_t alignment) const {

@@ -1,4 +1,4 @@
-// RAII owner of one POSIX shared-memory mapping shared by the ranks of one node.
+// RAII owner of one shared-memory mapping shared by the ranks of one node.
 #pragma once
 
 #include <mpi.h>
@@ -8,13 +8,28 @@
 
 namespace cachecomm::detail {
 
+/// How the ranks of a node came to share a segment's memory.
+enum class segment_sharing {
+  none,           ///< no mapping (default-constructed or moved from)
+  anonymous,      ///< rank 0's memfd, opened by the others through /proc/<pid>/fd: never had a name
+  unlinked_name,  ///< fallback: a /dev/shm name that existed only until every rank had opened it
+};
+
+/// Test hook: this rank behaves as though it could not open rank 0's descriptor through /proc
+/// (EACCES), as on hardened kernels; on rank 0 it skips memfd altogether. Forces the named path.
+struct segment_test_hooks {
+  bool refuse_descriptor_sharing = false;
+};
+
 class shm_segment {
  public:
   shm_segment() = default;
-  /// Collective over `node_comm` (all ranks must share memory). Rank 0 creates the object
-  /// exclusively (O_EXCL, mode 0600) under a random name, passes the name over MPI, and unlinks it
-  /// once every rank has mapped it, so a crash afterwards cannot leave it behind.
-  shm_segment(MPI_Comm node_comm, std::size_t bytes);
+  /// Collective over `node_comm` (all ranks must share memory). Rank 0 creates a memfd (mode 0600)
+  /// and the others open it through /proc/<rank 0's pid>/fd, so the memory never has a name a
+  /// crash could leave behind. If any rank cannot open it (no ptrace read access: hardened kernel,
+  /// container), all ranks agree to fall back to a POSIX object created exclusively (O_EXCL, 0600)
+  /// under a random name, which rank 0 unlinks as soon as every rank has opened it, before sizing.
+  shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hooks hooks = {});
   ~shm_segment();
 
   shm_segment(const shm_segment&) = delete;
@@ -24,6 +39,7 @@ class shm_segment {
 
   [[nodiscard]] void* data() const { return m_base; }
   [[nodiscard]] std::size_t size() const { return m_size; }
+  [[nodiscard]] segment_sharing sharing() const { return m_sharing; }
   /// Pointer to `offset`, checked against the segment's size and the type's alignment.
   template <typename T>
   [[nodiscard]] T* at(std::size_t offset, std::size_t count = 1) const {
@@ -41,16 +57,7 @@ class shm_segment {
 
   void* m_base = nullptr;
   std::size_t m_size = 0;
+  segment_sharing m_sharing = segment_sharing::none;
 };
-
-/// Name prefix of every segment the library creates (tests look for leftovers with it).
-inline constexpr const char* segment_name_prefix = "/cachecomm-";
-
-/// Returns a fresh unguessable segment name (128 random bits from the kernel).
-[[nodiscard]] std::string random_segment_name();
-
-/// Creates the named object exclusively (O_EXCL) with mode 0600 and size `bytes`; returns its
-/// descriptor. Throws system_error (EEXIST when the name is taken).
-[[nodiscard]] int create_exclusive_segment(const std::string& name, std::size_t bytes);
 
 }  // namespace cachecomm::detail

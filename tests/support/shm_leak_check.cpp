@@ -11,6 +11,10 @@
 
 namespace cachecomm::testing {
 
+bool names_a_segment(const std::string& text) {
+  return text.find("/dev/shm/cachecomm-") != std::string::npos || text.find("/memfd:cachecomm-") != std::string::npos;
+}
+
 std::set<std::string> cachecomm_segments() {
   std::set<std::string> names;
   std::error_code error;
@@ -27,7 +31,7 @@ int open_segment_descriptors() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
     std::error_code link_error;
     auto target = std::filesystem::read_symlink(entry.path(), link_error).string();
-    if (!link_error && target.find("/dev/shm/cachecomm-") != std::string::npos) ++count;
+    if (!link_error && names_a_segment(target)) ++count;
   }
   return count;
 }
@@ -36,7 +40,7 @@ int mapped_segment_regions() {
   int count = 0;
   std::ifstream maps("/proc/self/maps");
   for (std::string line; std::getline(maps, line);) {
-    if (line.find("/dev/shm/cachecomm-") != std::string::npos) ++count;
+    if (names_a_segment(line)) ++count;
   }
   return count;
 }

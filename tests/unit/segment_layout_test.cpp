@@ -3,6 +3,7 @@
 #include "cachecomm/error.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/segment.hpp"
+#include "shm/segment_objects.hpp"
 #include "sync/waiter.hpp"
 
 using namespace cachecomm::detail;
