@@ -168,10 +168,12 @@ void coll_engine::ensure_free(std::uint32_t step, std::uint32_t depth) {
   m_all_done = lowest;
 }
 
-void coll_engine::finish_step(std::uint32_t step) { m_wait->publish(m_done[static_cast<std::size_t>(m_rank)].value, step); }
+void coll_engine::finish_step(std::uint32_t step) {
+  m_wait->publish_lazy(m_done[static_cast<std::size_t>(m_rank)].value, step);
+}
 
 void coll_engine::post_slot(std::uint32_t step, std::size_t bytes) {
-  m_wait->publish(slot_sequence(m_rank, step, bytes), step);
+  m_wait->publish_lazy(slot_sequence(m_rank, step, bytes), step);
   // Ask for ownership of the first line of the slot two steps on, so a later post does not stall
   // on it: the publish's fence waits until the payload's line is owned, and one step's lead is
   // shorter than the line transfer when a broadcast root runs ahead (measured at 2 ranks: lead 1,
@@ -188,11 +190,10 @@ void coll_engine::store_slot(std::uint32_t step, std::size_t bytes) {
 }
 
 void coll_engine::wake_slot(std::uint32_t step, std::size_t bytes) {
-  // The Dekker pair with a sleeper (see waiter::publish): the store above, a full fence, then the
-  // sleeper count. A rank asleep on the slot meanwhile waited at most for this rank's own waits,
-  // which need only slots posted before their owners wait.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  m_wait->wake(reinterpret_cast<const std::uint32_t*>(&slot_sequence(m_rank, step, bytes)));
+  // The Dekker pair with a sleeper (see waiter::publish_lazy): the store above, the fence when the
+  // wait mode sleeps early, then the sleeper count. A rank asleep on the slot meanwhile waited at
+  // most for this rank's own waits, which need only slots posted before their owners wait.
+  m_wait->wake_lazy(reinterpret_cast<const std::uint32_t*>(&slot_sequence(m_rank, step, bytes)));
 }
 
 void coll_engine::wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what) {

@@ -69,6 +69,22 @@ class waiter {
     word.store(value, std::memory_order_seq_cst);
     wake(reinterpret_cast<const std::uint32_t*>(&word));
   }
+  /// As publish(), without the full fence when ranks spin: the store is a release store, so the core
+  /// does not stall until it owns the line (on the hot path of a broadcast root and of every reader
+  /// finishing a step, that stall was most of the call). Without the fence, a rank that goes to
+  /// sleep on `word` at the same instant may miss this wake; it then sleeps until its futex timeout
+  /// and re-checks. When spinning, ranks sleep only after milliseconds of polling, so that rare,
+  /// bounded delay is the price; the other wait modes sleep early and keep the fence.
+  void publish_lazy(std::atomic<std::uint32_t>& word, std::uint32_t value) {
+    word.store(value, std::memory_order_release);
+    wake_lazy(reinterpret_cast<const std::uint32_t*>(&word));
+  }
+  /// Wakes sleepers on `word` after a release store to it, with publish_lazy's trade-off: the full
+  /// fence of the Dekker pair only when the wait mode sleeps early.
+  void wake_lazy(const std::uint32_t* word) {
+    if (!m_policy.spinning) std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (m_area->sleepers.value.load(std::memory_order_relaxed) != 0) wake_slow(word);
+  }
   /// Stores `value` into `word`, and when some rank sleeps, advances `bell` and wakes its sleepers:
   /// for data a receiver may find in one of several places, all of which ring the same bell. A
   /// sleeper on `bell` reads it after announcing itself and before checking readiness, so it either
