@@ -25,7 +25,8 @@ void coll_engine::allgather_single_copy(const void* input, void* output, std::si
   // One step, no shared buffer: the address line is rewritten only in a later call, and this rank
   // gets there only after every reader has finished this step (the wait at the end).
   const std::uint32_t step = begin_step();
-  address_of(m_address[me]).store(reinterpret_cast<std::uintptr_t>(input), std::memory_order_relaxed);
+  address_of(m_address[me])
+      .store(reinterpret_cast<std::uintptr_t>(input), std::memory_order_relaxed);
   post_region(step);
   int error_number = 0;
   int failed_rank = -1;
@@ -34,7 +35,8 @@ void coll_engine::allgather_single_copy(const void* input, void* output, std::si
     const std::size_t rank = (me + distance) % size;
     wait_region(static_cast<int>(rank), step, "allgather (a rank's block address)");
     const std::uint64_t address = address_of(m_address[rank]).load(std::memory_order_relaxed);
-    error_number = cross_memory_copy(m_pids[rank], out + rank * block_bytes, address, block_bytes, false);
+    error_number =
+        cross_memory_copy(m_pids[rank], out + rank * block_bytes, address, block_bytes, false);
     if (error_number != 0) failed_rank = static_cast<int>(rank);
   }
   // Own block last: the others are pulling it meanwhile, and reading it here disturbs nothing.
@@ -43,7 +45,8 @@ void coll_engine::allgather_single_copy(const void* input, void* output, std::si
   // The others read this rank's buffer: the caller may reuse it only once they all have.
   for (std::size_t rank = 0; rank < size; ++rank) {
     if (rank != me) {
-      m_wait->wait_reach(m_done[rank].value, step, static_cast<int>(rank), "allgather (a single-copy reader)");
+      m_wait->wait_reach(m_done[rank].value, step, static_cast<int>(rank),
+                         "allgather (a single-copy reader)");
     }
   }
   if (error_number != 0) {

@@ -31,7 +31,8 @@ const setting_declaration slots_setting{
     "oversubscribed)."};
 const setting_declaration single_copy_setting{
     "CACHECOMM_SINGLE_COPY", "1",
-    "Allow single-copy broadcast through cross-memory attach (process_vm_readv) when the kernel permits it."};
+    "Allow single-copy broadcast and allgather through cross-memory attach (process_vm_readv) when the "
+    "kernel permits it."};
 
 
 std::uint64_t& address_word(padded_flag& line) { return *reinterpret_cast<std::uint64_t*>(&line); }

@@ -81,7 +81,7 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
         break;
       }
       default: {
-        // Every concrete algorithm (single copy pulls from the others' buffers between shared-memory steps) or automatic.
+        // Every concrete algorithm (their steps interleave with the others') or automatic.
         const auto& allgather_algorithms = all_allgather_algorithms();
         const auto algorithm = static_cast<std::size_t>(algorithm_pick) >= allgather_algorithms.size()
                                    ? allgather_algorithm::automatic
