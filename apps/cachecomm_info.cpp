@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
       cachecomm::algorithm_choice choice;
     };
     std::vector<choice_row> choices;
-    for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536}, std::size_t{1} << 20}) {
+    // Allgather: bytes of one rank's block (single copy from 2 MiB at 2 ranks).
+    for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536}, std::size_t{1} << 20,
+                              std::size_t{4} << 20}) {
       choices.push_back({"broadcast", bytes, cachecomm::explain_broadcast(comm, bytes)});
       choices.push_back({"reduce", bytes, cachecomm::explain_reduce(comm, bytes)});
       choices.push_back({"allreduce", bytes, cachecomm::explain_allreduce(comm, bytes)});

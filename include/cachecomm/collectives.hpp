@@ -38,7 +38,8 @@ enum class reduce_algorithm {
 
 enum class allgather_algorithm {
   automatic,
-  central,  ///< each rank copies its block into shared memory, every rank copies all blocks out
+  central,      ///< each rank copies its block into shared memory, every rank copies all blocks out
+  single_copy,  ///< every rank pulls the others' blocks straight from their buffers (cross-memory attach)
 };
 
 [[nodiscard]] std::string_view to_string(broadcast_algorithm algorithm);
@@ -53,7 +54,8 @@ enum class allgather_algorithm {
 [[nodiscard]] const std::vector<reduce_algorithm>& all_reduce_algorithms();
 [[nodiscard]] const std::vector<allgather_algorithm>& all_allgather_algorithms();
 
-/// What `automatic` resolves to for a message of `bytes` on this communicator, and why.
+/// What `automatic` resolves to for a message of `bytes` on this communicator, and why (allgather:
+/// `bytes` is one rank's block).
 struct algorithm_choice {
   std::string algorithm;
   std::string reason;

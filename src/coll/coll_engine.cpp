@@ -31,7 +31,8 @@ const setting_declaration slots_setting{
     "oversubscribed)."};
 const setting_declaration single_copy_setting{
     "CACHECOMM_SINGLE_COPY", "1",
-    "Allow single-copy broadcast through cross-memory attach (process_vm_readv) when the kernel permits it."};
+    "Allow single-copy broadcast and allgather through cross-memory attach (process_vm_readv) when the "
+    "kernel permits it."};
 
 
 std::uint64_t& address_word(padded_flag& line) { return *reinterpret_cast<std::uint64_t*>(&line); }
@@ -296,10 +297,6 @@ void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, st
   }
 }
 
-namespace {
-
-/// Copies `bytes` between this process and `pid` with cross-memory attach (`push`: local to remote).
-/// Returns 0 or the errno of the failure.
 int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address, std::size_t bytes, bool push) {
   std::size_t copied = 0;
   while (copied < bytes) {
@@ -316,8 +313,6 @@ int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_add
   }
   return 0;
 }
-
-}  // namespace
 
 void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int root) {
   // Root and readers copy at once: each reader pulls the front of the message from the root's buffer
@@ -514,6 +509,14 @@ void coll_engine::allgather(const void* input, void* output, std::size_t block_b
     throw usage_error("cachecomm: coll_engine::allgather needs a concrete algorithm");
   }
   if (block_bytes == 0) return;
+  if (m_size > 1 && algorithm == allgather_algorithm::single_copy && m_cma) {
+    allgather_single_copy(input, output, block_bytes);
+    return;
+  }
+  allgather_central(input, output, block_bytes);  // also single_copy when cross-memory attach is refused
+}
+
+void coll_engine::allgather_central(const void* input, void* output, std::size_t block_bytes) {
   auto* out = static_cast<std::byte*>(output);
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);

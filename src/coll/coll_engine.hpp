@@ -24,6 +24,10 @@ namespace cachecomm::detail {
 
 class comm_impl;
 
+/// Copies `bytes` between this process and `pid` with cross-memory attach (`push`: local to remote).
+/// Returns 0 or the errno of the failure.
+int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address, std::size_t bytes, bool push);
+
 struct coll_tuning {
   std::size_t region_bytes = 1 << 20;   ///< each half of the data region
   std::size_t chunk_bytes = 128 << 10;  ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
@@ -57,8 +61,10 @@ class coll_engine {
   [[nodiscard]] bool single_copy_available() const { return m_cma; }
   /// Single copy with the root pushing part of the message into the readers' buffers.
   [[nodiscard]] bool single_copy_push_available() const { return m_cma_push; }
-  /// Automatic choice: single copy from this size (2 ranks per node, not oversubscribed).
+  /// Automatic choice: single-copy broadcast from this size (2 ranks per node, not oversubscribed).
   static constexpr std::size_t single_copy_min_bytes = 512U << 10;
+  /// Automatic choice: single-copy allgather from this block size (2 ranks per node, not oversubscribed).
+  static constexpr std::size_t allgather_single_copy_min_bytes = 2U << 20;
   [[nodiscard]] const coll_tuning& tuning() const { return m_tuning; }
   [[nodiscard]] int node_size() const { return m_size; }
   [[nodiscard]] int node_rank() const { return m_rank; }
@@ -124,6 +130,8 @@ class coll_engine {
   void reduce_gather(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);  // reduce_large.cpp
   /// Bytes each rank stages per step in reduce_gather (smaller when the region is short).
   static constexpr std::size_t reduce_gather_chunk = 64U << 10;
+  void allgather_central(const void* input, void* output, std::size_t block_bytes);
+  void allgather_single_copy(const void* input, void* output, std::size_t block_bytes);  // allgather_single_copy.cpp
   void probe_single_copy(MPI_Comm node);
 
   int m_size = 1;

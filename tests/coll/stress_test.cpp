@@ -81,11 +81,16 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
         break;
       }
       default: {
-        what = "allgather";
+        // Every concrete algorithm (their steps interleave with the others') or automatic.
+        const auto& allgather_algorithms = all_allgather_algorithms();
+        const auto algorithm = static_cast<std::size_t>(algorithm_pick) >= allgather_algorithms.size()
+                                   ? allgather_algorithm::automatic
+                                   : allgather_algorithms[static_cast<std::size_t>(algorithm_pick)];
+        what = "allgather " + std::string(to_string(algorithm));
         MPI_Allgather(input.data(), n, testing::mpi_type(type), expected.data(), n, testing::mpi_type(type),
                       MPI_COMM_WORLD);
         if (in_place_call) std::memcpy(got.data() + static_cast<std::size_t>(c.rank()) * length, input.data(), length);
-        allgather(c, in_place_call ? in_place : input.data(), got.data(), count, type);
+        allgather(c, in_place_call ? in_place : input.data(), got.data(), count, type, algorithm);
         ok = std::memcmp(got.data(), expected.data(), total) == 0;
         break;
       }
