@@ -98,14 +98,18 @@ window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp
   m_node_rank_of.assign(static_cast<std::size_t>(m_size), -1);
   for (int n = 0; n < m_node_size; ++n) m_node_rank_of[static_cast<std::size_t>(topology.node_ranks[n])] = n;
 
-  // Layout: [complex128 lock stripes][match vector of each origin][completion counter + records of
-  // each target][regions]. Every rank computes the same offsets from the same gathered sizes.
+  // Layout: [complex128 lock stripes][match vector of each origin, followed by the completion
+  // counter of the next node rank][completion records of each target][regions]. Every rank
+  // computes the same offsets from the same gathered sizes. Origin r polls its match vector and
+  // bumps the counter of its target; when that target is r + 1 (at 2 ranks: always) both live in
+  // one line, and an epoch's post and complete move one line back and forth between the two
+  // caches instead of two (measured: a hand-off on one line takes half the time of one on two).
   const auto n = static_cast<std::size_t>(m_node_size);
   segment_layout layout;
   const std::size_t stripes_offset = layout.reserve_slots(accumulate_stripes::count, sizeof(std::uint32_t));
-  m_match_stride = padded_to_line(n * sizeof(std::uint32_t));
+  m_match_stride = padded_to_line((n + 1) * sizeof(std::uint32_t));
   m_match_offset = layout.reserve(n * m_match_stride);
-  m_target_stride = cache_line_size + padded_to_line(n * sizeof(std::uint32_t));
+  m_target_stride = padded_to_line(n * sizeof(std::uint32_t));
   m_target_offset = layout.reserve(n * m_target_stride);
   std::vector<std::size_t> region_offsets;
   for (int node_rank = 0; node_rank < m_node_size; ++node_rank) {
@@ -148,12 +152,15 @@ std::atomic<std::uint32_t>& window_impl::match_entry(int origin_node, int target
 }
 
 std::atomic<std::uint32_t>& window_impl::completion_counter(int target_node) const {
-  return *m_segment.at<std::atomic<std::uint32_t>>(m_target_offset + static_cast<std::size_t>(target_node) * m_target_stride);
+  // After the match vector of the previous node rank (see the layout in the constructor).
+  const auto n = static_cast<std::size_t>(m_node_size);
+  const std::size_t previous = (static_cast<std::size_t>(target_node) + n - 1) % n;
+  return *m_segment.at<std::atomic<std::uint32_t>>(m_match_offset + previous * m_match_stride + n * sizeof(std::uint32_t));
 }
 
 std::atomic<std::uint32_t>& window_impl::completion_record(int target_node, int origin_node) const {
   return *m_segment.at<std::atomic<std::uint32_t>>(m_target_offset + static_cast<std::size_t>(target_node) * m_target_stride +
-                                                   cache_line_size + static_cast<std::size_t>(origin_node) * sizeof(std::uint32_t));
+                                                   static_cast<std::size_t>(origin_node) * sizeof(std::uint32_t));
 }
 
 void window_impl::check_rank(int target, const char* what) const {
@@ -424,7 +431,7 @@ void window_impl::post(const rank_group& origins) {
     const int origin_node = m_node_rank_of[index];
     if (origin_node >= 0) {
       ++m_completions_expected;
-      m_comm->wait().publish(match_entry(origin_node, m_node_rank), serial);  // sets this target's entry
+      m_comm->wait().publish_lazy(match_entry(origin_node, m_node_rank), serial);  // sets this target's entry
     } else {
       CACHECOMM_MPI(MPI_Irecv(&m_remote_completion_serials[remote_index], 1, MPI_UINT32_T, origin, complete_tag,
                               m_notify_comm.get(), &m_remote_completions[remote_index]));
