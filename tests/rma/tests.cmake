@@ -5,16 +5,7 @@ cachecomm_add_mpi_test(mpi_window SOURCES rma/window_test.cpp RANKS 3 SUFFIX .sl
 target_link_libraries(mpi_window PRIVATE GTest::gmock)
 
 # A target killed before posting: every origin waiting for it must fail naming it.
-add_executable(window_peer_death rma/window_peer_death.cpp)
-target_link_libraries(window_peer_death PRIVATE cachecomm_internal cachecomm_flags)
-target_include_directories(window_peer_death PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-foreach(np IN ITEMS 2 3)
-  add_test(NAME window_peer_death.np${np}
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/scripts/expect_peer_death.sh ${np} $<TARGET_FILE:window_peer_death>
-                   ${MPIEXEC_EXECUTABLE} ${CACHECOMM_MPIEXEC_FLAGS})
-  set_tests_properties(window_peer_death.np${np} PROPERTIES TIMEOUT 120 LABELS "mpi;np${np}"
-    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
-endforeach()
+cachecomm_add_script_test(window_peer_death SOURCE rma/window_peer_death.cpp SCRIPT expect_peer_death.sh RANKS 2 3)
 
 # Benchmark smoke run: the pscw suite finishes at 2 ranks and writes its JSON.
 add_test(NAME bench_pscw_smoke.np2
