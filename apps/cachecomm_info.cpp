@@ -22,8 +22,8 @@ int main(int argc, char** argv) {
     };
     std::vector<choice_row> choices;
     // Allgather: bytes of one rank's block (single copy from 2 MiB at 2 ranks).
-    for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536}, std::size_t{1} << 20,
-                              std::size_t{4} << 20}) {
+    for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536},
+                              std::size_t{1} << 20, std::size_t{4} << 20}) {
       choices.push_back({"broadcast", bytes, cachecomm::explain_broadcast(comm, bytes)});
       choices.push_back({"reduce", bytes, cachecomm::explain_reduce(comm, bytes)});
       choices.push_back({"allreduce", bytes, cachecomm::explain_allreduce(comm, bytes)});
@@ -35,36 +35,44 @@ int main(int argc, char** argv) {
       const auto& topology = comm.topology();
       std::printf("cachecomm %s\n", cachecomm::version);
       std::printf("machine: %s, %s, %d cores, %d processing units\n", machine.host.c_str(),
-                  machine.cpu_model.empty() ? "unknown CPU" : machine.cpu_model.c_str(), machine.cores,
-                  machine.processing_units);
-      std::printf("job: %d ranks on %d node(s)%s; this node: %d ranks%s\n", comm.size(), topology.node_count,
-                  topology.forced_split ? " (forced by CACHECOMM_RANKS_PER_NODE)" : "", topology.node_size,
-                  topology.oversubscribed ? ", OVERSUBSCRIBED (ranks outnumber processing units)" : "");
+                  machine.cpu_model.empty() ? "unknown CPU" : machine.cpu_model.c_str(),
+                  machine.cores, machine.processing_units);
+      std::printf(
+          "job: %d ranks on %d node(s)%s; this node: %d ranks%s\n", comm.size(),
+          topology.node_count, topology.forced_split ? " (forced by CACHECOMM_RANKS_PER_NODE)" : "",
+          topology.node_size,
+          topology.oversubscribed ? ", OVERSUBSCRIBED (ranks outnumber processing units)" : "");
       std::printf("cores of node ranks:");
       for (int core : topology.core_of_node_rank) std::printf(" %d", core);
       std::printf("\n");
       const auto& policy = comm.waiting();
-      std::printf("waiting: %s -> spin %u polls, yield %u times, then sleep on a futex; timeout %.0f s\n",
-                  std::string(cachecomm::to_string(policy.mode)).c_str(), policy.spin_iterations,
-                  policy.yield_iterations, policy.timeout_seconds);
-      std::printf("barrier: %s (%s)\n", std::string(cachecomm::to_string(comm.default_barrier())).c_str(),
+      std::printf(
+          "waiting: %s -> spin %u polls, yield %u times, then sleep on a futex; timeout %.0f s\n",
+          std::string(cachecomm::to_string(policy.mode)).c_str(), policy.spin_iterations,
+          policy.yield_iterations, policy.timeout_seconds);
+      std::printf("barrier: %s (%s)\n",
+                  std::string(cachecomm::to_string(comm.default_barrier())).c_str(),
                   comm.default_barrier_reason().c_str());
-      std::printf("shared segments: %s\n",
-                  comm.impl().control_sharing() == cachecomm::detail::segment_sharing::anonymous
-                      ? "memfd, opened by node peers through /proc/<pid>/fd (never named in /dev/shm)"
-                      : "named fallback (a rank could not open /proc/<pid>/fd): /dev/shm names live until "
-                        "every rank has opened them");
+      std::printf(
+          "shared segments: %s\n",
+          comm.impl().control_sharing() == cachecomm::detail::segment_sharing::anonymous
+              ? "memfd, opened by node peers through /proc/<pid>/fd (never named in /dev/shm)"
+              : "named fallback (a rank could not open /proc/<pid>/fd): /dev/shm names live until "
+                "every rank has opened them");
       std::printf("single copy (cross-memory attach): %s\n",
-                  single_copy ? "available" : "refused or disabled: large broadcasts copy through shared memory");
+                  single_copy ? "available"
+                              : "refused or disabled: large broadcasts copy through shared memory");
       std::printf("collectives (node phase; across nodes leaders add an MPI step):\n");
       for (const auto& row : choices) {
-        std::printf("  %-9s %8zu B: %-15s %s\n", row.operation, row.bytes, row.choice.algorithm.c_str(),
-                    row.choice.reason.c_str());
+        std::printf("  %-9s %8zu B: %-15s %s\n", row.operation, row.bytes,
+                    row.choice.algorithm.c_str(), row.choice.reason.c_str());
       }
       std::printf("\nsettings (CACHECOMM_*):\n");
       for (const auto& setting : cachecomm::declared_settings()) {
-        std::printf("  %-28s = %-10s %s%s\n", setting.name.c_str(), comm.settings().get(setting.name).c_str(),
-                    comm.settings().is_explicit(setting.name) ? "[set] " : "", setting.description.c_str());
+        std::printf("  %-28s = %-10s %s%s\n", setting.name.c_str(),
+                    comm.settings().get(setting.name).c_str(),
+                    comm.settings().is_explicit(setting.name) ? "[set] " : "",
+                    setting.description.c_str());
       }
       for (const auto& unknown : comm.settings().unknown_names()) {
         std::printf("warning: %s is set but no setting has that name\n", unknown.c_str());

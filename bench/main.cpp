@@ -17,7 +17,9 @@ std::vector<std::unique_ptr<suite>>& suites() {
 }
 }  // namespace
 
-void register_suite(std::unique_ptr<suite> entry) { suites().push_back(std::move(entry)); }
+void register_suite(std::unique_ptr<suite> entry) {
+  suites().push_back(std::move(entry));
+}
 
 std::vector<suite*> registered_suites() {
   std::vector<suite*> all;

@@ -19,7 +19,8 @@ constexpr long parallel_threshold = 1 << 15;
 }  // namespace
 
 double initial_value(std::uint64_t seed, const index3& global_size, const index3& cell) {
-  const auto linear = static_cast<std::uint64_t>((cell[0] * global_size[1] + cell[1]) * global_size[2] + cell[2]);
+  const auto linear =
+      static_cast<std::uint64_t>((cell[0] * global_size[1] + cell[1]) * global_size[2] + cell[2]);
   return static_cast<double>(splitmix64(seed * 0x100000001b3ULL ^ linear) >> 11) * 0x1.0p-53;
 }
 
@@ -39,13 +40,21 @@ void initialize(grid<double>& g, int x, const problem& p) {
         const index3 cell{offset[0] + i, offset[1] + j, offset[2] + k};
         bool owned = true, past_fixed = false;
         for (int d = 0; d < grid_max_dims; ++d) {
-          const bool local_ghost = (d == 0 ? i : d == 1 ? j : k) < 0 || (d == 0 ? i : d == 1 ? j : k) >= size[d];
+          const bool local_ghost = (d == 0   ? i
+                                    : d == 1 ? j
+                                             : k) < 0 ||
+                                   (d == 0   ? i
+                                    : d == 1 ? j
+                                             : k) >= size[d];
           owned = owned && !local_ghost;
-          if ((cell[d] < 0 || cell[d] >= global[d]) && decomp.boundary_of(d) == boundary::fixed) past_fixed = true;
+          if ((cell[d] < 0 || cell[d] >= global[d]) && decomp.boundary_of(d) == boundary::fixed)
+            past_fixed = true;
         }
         double& value = g.at(x, i, j, k);
-        if (owned) value = initial_value(p.seed, global, cell);
-        else value = past_fixed ? p.border : 0.0;  // other ghosts are filled by the exchange
+        if (owned)
+          value = initial_value(p.seed, global, cell);
+        else
+          value = past_fixed ? p.border : 0.0;  // other ghosts are filled by the exchange
       }
 }
 
@@ -128,9 +137,10 @@ void compute_laplacian(const grid<double>& g, int x, int y, const box3& cells) {
         const std::size_t here = layout.part(2, k);
         const double west = in[row + layout.part(2, k - 1)];
         const double east = in[row + layout.part(2, k + 1)];
-        out[row + here] = three_d ? stencil_3d(in[below + here], in[above + here], in[north + here], in[south + here], west,
-                                               east, in[row + here])
-                                  : stencil_2d(in[north + here], in[south + here], west, east, in[row + here]);
+        out[row + here] =
+            three_d ? stencil_3d(in[below + here], in[above + here], in[north + here],
+                                 in[south + here], west, east, in[row + here])
+                    : stencil_2d(in[north + here], in[south + here], west, east, in[row + here]);
       }
     }
   }
@@ -175,9 +185,11 @@ std::vector<double> serial_reference(const grid_spec& spec, const problem& p, in
     extent[d] = size[d] + 2 * pad[d];
   }
   auto at = [&](long i, long j, long k) {
-    return static_cast<std::size_t>(((i + pad[0]) * extent[1] + (j + pad[1])) * extent[2] + (k + pad[2]));
+    return static_cast<std::size_t>(((i + pad[0]) * extent[1] + (j + pad[1])) * extent[2] +
+                                    (k + pad[2]));
   };
-  std::vector<double> x(static_cast<std::size_t>(extent[0] * extent[1] * extent[2]), 0.0), y(x.size(), 0.0);
+  std::vector<double> x(static_cast<std::size_t>(extent[0] * extent[1] * extent[2]), 0.0),
+      y(x.size(), 0.0);
   for (long i = 0; i < size[0]; ++i)
     for (long j = 0; j < size[1]; ++j)
       for (long k = 0; k < size[2]; ++k) x[at(i, j, k)] = initial_value(p.seed, size, {i, j, k});
@@ -207,14 +219,17 @@ std::vector<double> serial_reference(const grid_spec& spec, const problem& p, in
     for (long i = 0; i < size[0]; ++i)
       for (long j = 0; j < size[1]; ++j)
         for (long k = 0; k < size[2]; ++k) {
-          y[at(i, j, k)] = three_d ? stencil_3d(x[at(i - 1, j, k)], x[at(i + 1, j, k)], x[at(i, j - 1, k)], x[at(i, j + 1, k)],
-                                                x[at(i, j, k - 1)], x[at(i, j, k + 1)], x[at(i, j, k)])
-                                   : stencil_2d(x[at(i, j - 1, k)], x[at(i, j + 1, k)], x[at(i, j, k - 1)], x[at(i, j, k + 1)],
-                                                x[at(i, j, k)]);
+          y[at(i, j, k)] = three_d
+                               ? stencil_3d(x[at(i - 1, j, k)], x[at(i + 1, j, k)],
+                                            x[at(i, j - 1, k)], x[at(i, j + 1, k)],
+                                            x[at(i, j, k - 1)], x[at(i, j, k + 1)], x[at(i, j, k)])
+                               : stencil_2d(x[at(i, j - 1, k)], x[at(i, j + 1, k)],
+                                            x[at(i, j, k - 1)], x[at(i, j, k + 1)], x[at(i, j, k)]);
         }
     for (long i = 0; i < size[0]; ++i)
       for (long j = 0; j < size[1]; ++j)
-        for (long k = 0; k < size[2]; ++k) x[at(i, j, k)] = relax(x[at(i, j, k)], p.coefficient, y[at(i, j, k)]);
+        for (long k = 0; k < size[2]; ++k)
+          x[at(i, j, k)] = relax(x[at(i, j, k)], p.coefficient, y[at(i, j, k)]);
   }
   std::vector<double> owned;
   owned.reserve(static_cast<std::size_t>(size[0] * size[1] * size[2]));

@@ -74,16 +74,21 @@ grid_spec make_spec(const cli_options& options, int ranks) {
     decomposition shape(probe, ranks);
     const int first = grid_max_dims - static_cast<int>(local.size());
     for (std::size_t d = 0; d < local.size(); ++d) {
-      spec.global_size.push_back(local[d] * shape.ranks_per_dim()[static_cast<std::size_t>(first) + d]);
+      spec.global_size.push_back(local[d] *
+                                 shape.ranks_per_dim()[static_cast<std::size_t>(first) + d]);
     }
     if (spec.ranks_per_dim.empty()) {
-      for (std::size_t d = 0; d < local.size(); ++d) spec.ranks_per_dim.push_back(shape.ranks_per_dim()[static_cast<std::size_t>(first) + d]);
+      for (std::size_t d = 0; d < local.size(); ++d)
+        spec.ranks_per_dim.push_back(shape.ranks_per_dim()[static_cast<std::size_t>(first) + d]);
     }
   } else {
     spec.global_size = options.size;
-    if (spec.global_size.size() == 1) spec.global_size.assign(static_cast<std::size_t>(options.dims), options.size.front());
+    if (spec.global_size.size() == 1)
+      spec.global_size.assign(static_cast<std::size_t>(options.dims), options.size.front());
   }
-  spec.boundaries.assign(spec.global_size.size(), options.boundary_kind == "periodic" ? boundary::periodic : boundary::fixed);
+  spec.boundaries.assign(spec.global_size.size(), options.boundary_kind == "periodic"
+                                                      ? boundary::periodic
+                                                      : boundary::fixed);
   return spec;
 }
 
@@ -107,7 +112,8 @@ struct prepared_run {
 
 // Collective: builds the grid and the pattern, runs two untimed iterations (page faults, thread
 // start-up) and goes back to the initial X.
-void prepare(prepared_run& run, grid_transport& transport, const grid_spec& spec, const cli_options& options) {
+void prepare(prepared_run& run, grid_transport& transport, const grid_spec& spec,
+             const cli_options& options) {
   run.g = std::make_unique<grid<double>>(transport, spec, 2);
   run.exchange = std::make_unique<halo_exchange>(*run.g, std::vector<int>{0});
   run.solver = std::make_unique<laplace::jacobi>(*run.g, *run.exchange, make_run(options));
@@ -129,12 +135,16 @@ rank_figures finish(prepared_run& run, const grid_spec& spec, const cli_options&
     auto reference = laplace::serial_reference(spec, make_run(options).physics, options.iterations);
     auto result = laplace::compare_with_reference(*run.g, 0, reference);
     figures.mismatches = static_cast<double>(result.mismatches);
-    if (result.mismatches > 0) std::cerr << "verify: " << result.mismatches << " cells differ; first: " << result.first << "\n";
+    if (result.mismatches > 0)
+      std::cerr << "verify: " << result.mismatches << " cells differ; first: " << result.first
+                << "\n";
   }
   return figures;
 }
 
-double median_of(std::vector<double> values) { return bench::summarize(std::move(values)).median; }
+double median_of(std::vector<double> values) {
+  return bench::summarize(std::move(values)).median;
+}
 
 bench::summary microseconds(const std::vector<double>& seconds) {
   std::vector<double> us(seconds);
@@ -153,26 +163,38 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     cli_options options;
-    CLI::App app{"cachecomm-laplace: distributed streaming Laplacian (Jacobi) with a per-phase breakdown"};
-    app.add_option("--size", options.size, "global grid size, slowest dimension first (one value: same in every dimension)")
+    CLI::App app{
+        "cachecomm-laplace: distributed streaming Laplacian (Jacobi) with a per-phase breakdown"};
+    app.add_option("--size", options.size,
+                   "global grid size, slowest dimension first (one value: same in every dimension)")
         ->delimiter(',');
-    app.add_option("--local-size", options.local_size, "cells per rank instead of --size (one value or one per dimension)")
+    app.add_option("--local-size", options.local_size,
+                   "cells per rank instead of --size (one value or one per dimension)")
         ->delimiter(',');
-    app.add_option("--dims", options.dims, "2 or 3 (when a size has a single value)")->check(CLI::IsMember({2, 3}));
-    app.add_option("--ranks-per-dim", options.ranks_per_dim, "decomposition (default: automatic)")->delimiter(',');
-    app.add_option("--iterations", options.iterations, "Jacobi iterations")->check(CLI::Range(1, 1 << 30));
+    app.add_option("--dims", options.dims, "2 or 3 (when a size has a single value)")
+        ->check(CLI::IsMember({2, 3}));
+    app.add_option("--ranks-per-dim", options.ranks_per_dim, "decomposition (default: automatic)")
+        ->delimiter(',');
+    app.add_option("--iterations", options.iterations, "Jacobi iterations")
+        ->check(CLI::Range(1, 1 << 30));
     app.add_option("--ghost", options.ghost, "ghost width");
-    app.add_option("--layout", options.layout, "field layout")->check(CLI::IsMember({"row-major", "tiled"}));
-    app.add_option("--boundary", options.boundary_kind, "fixed or periodic")->check(CLI::IsMember({"fixed", "periodic"}));
+    app.add_option("--layout", options.layout, "field layout")
+        ->check(CLI::IsMember({"row-major", "tiled"}));
+    app.add_option("--boundary", options.boundary_kind, "fixed or periodic")
+        ->check(CLI::IsMember({"fixed", "periodic"}));
     app.add_option("--shape", options.shape, "halo shape: faces or full (edges and corners too)")
         ->check(CLI::IsMember({"faces", "full"}));
-    app.add_flag("--no-overlap", options.no_overlap, "exchange, then compute (default: interior while halos travel)");
-    app.add_option("--transport", options.transports, "shm, mpi (plain MPI point-to-point) or model; several run one after another")
+    app.add_flag("--no-overlap", options.no_overlap,
+                 "exchange, then compute (default: interior while halos travel)");
+    app.add_option("--transport", options.transports,
+                   "shm, mpi (plain MPI point-to-point) or model; several run one after another")
         ->delimiter(',')
         ->check(CLI::IsMember({"shm", "mpi", "model"}));
     app.add_option("--model-ranks", options.model_ranks, "ranks (threads) of the model transport");
-    app.add_option("--threads", options.threads, "OpenMP threads per rank (default: cores / ranks)");
-    app.add_flag("--checked", options.checked, "checked halos: verify the origin of every halo value");
+    app.add_option("--threads", options.threads,
+                   "OpenMP threads per rank (default: cores / ranks)");
+    app.add_flag("--checked", options.checked,
+                 "checked halos: verify the origin of every halo value");
     app.add_flag("--verify", options.verify, "compare the result bit for bit with a serial run");
     app.add_flag("--quick", options.quick, "small grid and few iterations (smoke test)");
     app.add_flag("--no-stream", options.no_stream, "skip the STREAM triad reference");
@@ -210,7 +232,8 @@ int main(int argc, char** argv) {
     // STREAM on the same cores, all ranks at once: the limit the compute phase is held to. It runs
     // once before and then between the blocks of solver iterations, so that both see the same
     // machine (other jobs come and go); the limit is the best round, as STREAM reports.
-    std::map<std::string, std::vector<double>> stream_rounds;  // kernel -> GB/s summed over ranks, per round
+    std::map<std::string, std::vector<double>>
+        stream_rounds;  // kernel -> GB/s summed over ranks, per round
     auto measure_stream = [&] {
       if (options.no_stream) return;
       MPI_Barrier(MPI_COMM_WORLD);
@@ -232,18 +255,21 @@ int main(int argc, char** argv) {
     {
       std::vector<std::string> names;
       for (const auto& name : options.transports) {
-        if (name != "model" && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+        if (name != "model" && std::find(names.begin(), names.end(), name) == names.end())
+          names.push_back(name);
       }
       const grid_spec spec = make_spec(options, world_size);
       std::vector<prepared_run> runs(names.size());
       for (std::size_t t = 0; t < names.size(); ++t) {
-        runs[t].transport = names[t] == "shm" ? make_shm_transport(communicator) : make_mpi_transport(communicator);
+        runs[t].transport =
+            names[t] == "shm" ? make_shm_transport(communicator) : make_mpi_transport(communicator);
         prepare(runs[t], *runs[t].transport, spec, options);
       }
       const int block = std::max(1, options.iterations / 10);
       for (int done = 0; done < options.iterations; done += block) {
         for (auto& run : runs) {
-          for (int i = done; i < std::min(options.iterations, done + block); ++i) run.solver->step(run.samples);
+          for (int i = done; i < std::min(options.iterations, done + block); ++i)
+            run.solver->step(run.samples);
         }
         measure_stream();
       }
@@ -290,8 +316,13 @@ int main(int argc, char** argv) {
         triad_gbps = median_of(rounds);
         triad_best_gbps = best;
       }
-      report.add({{"op", "stream-" + kernel}, {"impl", "stream"}, {"ranks", world_size}, {"threads_per_rank", options.threads},
-                  {"rounds", rounds.size()}, {"gbps", best}, {"median_gbps", median_of(rounds)}});
+      report.add({{"op", "stream-" + kernel},
+                  {"impl", "stream"},
+                  {"ranks", world_size},
+                  {"threads_per_rank", options.threads},
+                  {"rounds", rounds.size()},
+                  {"gbps", best},
+                  {"median_gbps", median_of(rounds)}});
     }
 
     long total_mismatches = 0;
@@ -301,7 +332,9 @@ int main(int argc, char** argv) {
       int rank_count = world_size;
       grid_spec spec;
       if (transport_name == "model") {
-        if (world_size != 1) throw usage_error("--transport model runs its ranks as threads: start it as one MPI process");
+        if (world_size != 1)
+          throw usage_error(
+              "--transport model runs its ranks as threads: start it as one MPI process");
         rank_count = options.model_ranks;
         spec = make_spec(options, rank_count);
         ranks.resize(static_cast<std::size_t>(rank_count));
@@ -317,16 +350,25 @@ int main(int argc, char** argv) {
         ranks = std::move(mpi_figures.at(transport_name));
       }
       const std::string impl = transport_name == "mpi" ? "mpi" : "cachecomm";
-      json common{{"op", "laplace"}, {"impl", impl}, {"transport", transport_name}, {"dims", spec.global_size.size()},
-                  {"global_size", spec.global_size}, {"ghost", spec.ghost_width}, {"layout", to_string(spec.layout)},
-                  {"overlap", !options.no_overlap}, {"checked", options.checked}, {"ranks", rank_count},
+      json common{{"op", "laplace"},
+                  {"impl", impl},
+                  {"transport", transport_name},
+                  {"dims", spec.global_size.size()},
+                  {"global_size", spec.global_size},
+                  {"ghost", spec.ghost_width},
+                  {"layout", to_string(spec.layout)},
+                  {"overlap", !options.no_overlap},
+                  {"checked", options.checked},
+                  {"ranks", rank_count},
                   {"iters", options.iterations}};
-      // Aggregate per iteration: the slowest rank's total sets the pace; phases are averaged over ranks.
+      // Aggregate per iteration: the slowest rank's total sets the pace; phases are averaged over
+      // ranks.
       std::vector<double> phase_sum[4];
       double compute_gbps = 0, halo_gbps = 0, cells = 0, slowest_total = 0;
       for (int r = 0; r < rank_count; ++r) {
         const auto& figures = ranks[static_cast<std::size_t>(r)];
-        const std::vector<double>* series[4] = {&figures.compute, &figures.communicate, &figures.synchronize, &figures.total};
+        const std::vector<double>* series[4] = {&figures.compute, &figures.communicate,
+                                                &figures.synchronize, &figures.total};
         const char* names[4] = {"compute", "communicate", "synchronize", "total"};
         for (int p = 0; p < 4; ++p) {
           json row = common;
@@ -334,13 +376,16 @@ int main(int argc, char** argv) {
           row["rank"] = r;
           report.add(row, microseconds(*series[p]));
           phase_sum[p].resize(series[p]->size(), 0.0);
-          for (std::size_t i = 0; i < series[p]->size(); ++i) phase_sum[p][i] += (*series[p])[i] / rank_count;
+          for (std::size_t i = 0; i < series[p]->size(); ++i)
+            phase_sum[p][i] += (*series[p])[i] / rank_count;
         }
-        compute_gbps += figures.cells * laplace::bytes_per_update / median_of(figures.compute) / 1e9;
+        compute_gbps +=
+            figures.cells * laplace::bytes_per_update / median_of(figures.compute) / 1e9;
         const double halo_time = median_of(figures.communicate) + median_of(figures.synchronize);
         if (halo_time > 0) halo_gbps += figures.halo_bytes / halo_time / 1e9;
         cells += figures.cells;
-        slowest_total = std::max(slowest_total, std::accumulate(figures.total.begin(), figures.total.end(), 0.0));
+        slowest_total = std::max(slowest_total,
+                                 std::accumulate(figures.total.begin(), figures.total.end(), 0.0));
         total_mismatches += static_cast<long>(figures.mismatches);
       }
       const char* names[4] = {"compute", "communicate", "synchronize", "total"};
@@ -351,7 +396,9 @@ int main(int argc, char** argv) {
         report.add(row, microseconds(phase_sum[p]));
       }
       // Share of the whole run (not of the median iteration): a stalled iteration counts in full.
-      auto sum_of = [](const std::vector<double>& values) { return std::accumulate(values.begin(), values.end(), 0.0); };
+      auto sum_of = [](const std::vector<double>& values) {
+        return std::accumulate(values.begin(), values.end(), 0.0);
+      };
       const double overhead = (sum_of(phase_sum[1]) + sum_of(phase_sum[2])) / sum_of(phase_sum[3]);
       const double glups = cells * options.iterations / slowest_total / 1e9;
       json summary = common;
@@ -379,19 +426,24 @@ int main(int argc, char** argv) {
       }
       report.note("GLUP/s relative to " + glups_by_transport.front().first + ": " + note.str());
     }
-    if (report.oversubscribed()) report.note("ranks outnumber cores: timings include waiting for a core");
+    if (report.oversubscribed())
+      report.note("ranks outnumber cores: timings include waiting for a core");
     if (world_rank == 0) {
       const auto& results = report.document()["results"];
       json phases = json::array(), summaries = json::array();
       for (const auto& row : results) {
-        if (row["op"] == "laplace") phases.push_back(row);
-        else summaries.push_back(row);
+        if (row["op"] == "laplace")
+          phases.push_back(row);
+        else
+          summaries.push_back(row);
       }
       bench::print_table(phases, {"transport", "rank", "phase", "median_us", "p25_us", "p75_us"});
       std::printf("\n");
-      bench::print_table(summaries, {"op", "transport", "ranks", "glups", "gbps", "median_gbps", "fraction_of_limit", "fraction_of_best_triad", "halo_gbps",
+      bench::print_table(summaries, {"op", "transport", "ranks", "glups", "gbps", "median_gbps",
+                                     "fraction_of_limit", "fraction_of_best_triad", "halo_gbps",
                                      "comm_sync_fraction", "bit_identical"});
-      for (const auto& note : report.document()["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
+      for (const auto& note : report.document()["notes"])
+        std::printf("note: %s\n", note.get<std::string>().c_str());
       if (!options.json_path.empty()) report.write(options.json_path);
     }
     if (options.verify && total_mismatches > 0) status = 3;

@@ -7,7 +7,9 @@
 namespace cachecomm::laplace {
 
 namespace {
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 }  // namespace
 
 jacobi::jacobi(grid<double>& g, halo_exchange& exchange, const run_options& options)
@@ -64,7 +66,8 @@ phase_samples solve(grid<double>& g, halo_exchange& exchange, const run_options&
   return samples;
 }
 
-comparison compare_with_reference(const grid<double>& g, int x, const std::vector<double>& reference) {
+comparison compare_with_reference(const grid<double>& g, int x,
+                                  const std::vector<double>& reference) {
   comparison result;
   const index3& size = g.local_size();
   const index3& offset = g.global_offset();
@@ -73,14 +76,14 @@ comparison compare_with_reference(const grid<double>& g, int x, const std::vecto
     for (long j = 0; j < size[1]; ++j)
       for (long k = 0; k < size[2]; ++k) {
         const double mine = g.at(x, i, j, k);
-        const double expected =
-            reference[static_cast<std::size_t>(((offset[0] + i) * global[1] + offset[1] + j) * global[2] + offset[2] + k)];
+        const double expected = reference[static_cast<std::size_t>(
+            ((offset[0] + i) * global[1] + offset[1] + j) * global[2] + offset[2] + k)];
         if (std::memcmp(&mine, &expected, sizeof mine) == 0) continue;
         if (result.mismatches++ == 0) {
           std::ostringstream text;
           text.precision(17);
-          text << "rank " << g.rank() << " cell (" << offset[0] + i << "," << offset[1] + j << "," << offset[2] + k
-               << ") is " << mine << ", serial run has " << expected;
+          text << "rank " << g.rank() << " cell (" << offset[0] + i << "," << offset[1] + j << ","
+               << offset[2] + k << ") is " << mine << ", serial run has " << expected;
           result.first = text.str();
         }
       }

@@ -9,7 +9,7 @@ namespace cachecomm::laplace {
 
 struct run_options {
   int iterations = 100;
-  bool overlap = true;   ///< compute the interior while halos travel
+  bool overlap = true;  ///< compute the interior while halos travel
   problem physics;
 };
 
@@ -38,13 +38,16 @@ class jacobi {
 };
 
 /// `options.iterations` iterations from the initial X.
-[[nodiscard]] phase_samples solve(grid<double>& g, halo_exchange& exchange, const run_options& options);
+[[nodiscard]] phase_samples solve(grid<double>& g, halo_exchange& exchange,
+                                  const run_options& options);
 
-/// Owned cells of X that differ bit for bit from `reference` (global row-major), with the first one described.
+/// Owned cells of X that differ bit for bit from `reference` (global row-major), with the first one
+/// described.
 struct comparison {
   long mismatches = 0;
   std::string first;
 };
-[[nodiscard]] comparison compare_with_reference(const grid<double>& g, int x, const std::vector<double>& reference);
+[[nodiscard]] comparison compare_with_reference(const grid<double>& g, int x,
+                                                const std::vector<double>& reference);
 
 }  // namespace cachecomm::laplace

@@ -47,10 +47,12 @@ double referenced_times::corrected_median(std::size_t index) const {
   return std::max(0.0, candidates.at(index).median - reference.median);
 }
 
-referenced_times measure_interleaved_with_reference(MPI_Comm comm, std::vector<candidate> candidates,
+referenced_times measure_interleaved_with_reference(MPI_Comm comm,
+                                                    std::vector<candidate> candidates,
                                                     const timing_plan& plan) {
   // The reference runs last in each round, with the first candidate's prepare (they all share it).
-  std::function<void(long)> prepare = candidates.empty() ? std::function<void(long)>{} : candidates.front().prepare;
+  std::function<void(long)> prepare =
+      candidates.empty() ? std::function<void(long)>{} : candidates.front().prepare;
   candidates.push_back({"reference", "empty", [] {}, std::move(prepare)});
   std::vector<summary> times = measure_interleaved(comm, candidates, plan);
   referenced_times result;

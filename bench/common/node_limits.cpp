@@ -16,9 +16,11 @@ summary time_memcpy(std::size_t bytes, int repetitions, bool nontemporal) {
   std::vector<std::byte> source(bytes + 64, std::byte{1});
   std::vector<std::byte> target(bytes + 64, std::byte{0});
   // Enough copies per sample that the clock's resolution does not matter.
-  const int inner = static_cast<int>(std::max<std::size_t>(1, (1U << 20) / std::max<std::size_t>(bytes, 1)));
+  const int inner =
+      static_cast<int>(std::max<std::size_t>(1, (1U << 20) / std::max<std::size_t>(bytes, 1)));
   std::vector<double> samples;
-  for (int warm = 0; warm < 2; ++warm) detail::copy_bytes(target.data(), source.data(), bytes, nontemporal);
+  for (int warm = 0; warm < 2; ++warm)
+    detail::copy_bytes(target.data(), source.data(), bytes, nontemporal);
   for (int repetition = 0; repetition < repetitions; ++repetition) {
     double start = now_seconds();
     for (int copy = 0; copy < inner; ++copy) {
@@ -37,7 +39,8 @@ double memcpy_limit_gbps(std::size_t bytes, int repetitions) {
   return static_cast<double>(bytes) / (std::min(plain, streaming) * 1e3);
 }
 
-summary time_cache_line_pingpong(MPI_Comm comm, int first, int second, bool one_line, int round_trips, int batches) {
+summary time_cache_line_pingpong(MPI_Comm comm, int first, int second, bool one_line,
+                                 int round_trips, int batches) {
   MPI_Comm node = MPI_COMM_NULL;
   int rank = 0;
   MPI_Comm_rank(comm, &rank);

@@ -19,7 +19,7 @@ namespace cachecomm::bench {
 /// Half round trip (µs per one-way handoff) of a 32-bit value between ranks `first` and `second`
 /// of `comm` through shared memory: `one_line` makes both write the same line, otherwise each
 /// writes its own. Collective; ranks other than the two just wait. Raw spinning: a reference.
-[[nodiscard]] summary time_cache_line_pingpong(MPI_Comm comm, int first, int second, bool one_line, int round_trips,
-                                               int batches);
+[[nodiscard]] summary time_cache_line_pingpong(MPI_Comm comm, int first, int second, bool one_line,
+                                               int round_trips, int batches);
 
 }  // namespace cachecomm::bench

@@ -18,17 +18,20 @@ class node_step_suite final : public suite {
   [[nodiscard]] std::string description() const override { return m_step.description; }
   void add_options(CLI::App& command) override {
     command.add_flag("--brief", m_brief, "Medium effort (what `all` uses)");
-    command.add_option("--sizes", m_sizes, "Message sizes in bytes (pingpong, bandwidth)")->delimiter(',');
+    command.add_option("--sizes", m_sizes, "Message sizes in bytes (pingpong, bandwidth)")
+        ->delimiter(',');
   }
   int run(const common_options& options) override {
     cachecomm::comm comm(MPI_COMM_WORLD);
     report results(m_step.name, comm.mpi_comm());
-    node_run context{comm, results, options.quick ? effort::quick : (m_brief ? effort::brief : effort::full),
+    node_run context{comm, results,
+                     options.quick ? effort::quick : (m_brief ? effort::brief : effort::full),
                      comm.rank() == 0 && !options.quiet};
     context.sizes = m_sizes;
     if (context.print) {
-      std::printf("cachecomm-bench %s: %d ranks, %d processing units%s\n", m_step.name.c_str(), comm.size(),
-                  comm.topology().cores_available, results.oversubscribed() ? ", OVERSUBSCRIBED (ranks outnumber cores)" : "");
+      std::printf("cachecomm-bench %s: %d ranks, %d processing units%s\n", m_step.name.c_str(),
+                  comm.size(), comm.topology().cores_available,
+                  results.oversubscribed() ? ", OVERSUBSCRIBED (ranks outnumber cores)" : "");
     }
     m_step.run(context);
     if (context.print) print_results_since(results, 0, m_step.table_columns);
@@ -43,11 +46,14 @@ class node_step_suite final : public suite {
 };
 }  // namespace
 
-void register_node_step(node_step step) { steps().push_back(std::move(step)); }
+void register_node_step(node_step step) {
+  steps().push_back(std::move(step));
+}
 
 std::vector<node_step> node_steps() {
   std::vector<node_step> sorted = steps();
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.order < b.order; });
   return sorted;
 }
 
@@ -56,12 +62,14 @@ node_step_registration::node_step_registration(node_step step) {
   register_node_step(std::move(step));
 }
 
-void print_results_since(const report& results, std::size_t first, const std::vector<std::string>& columns) {
+void print_results_since(const report& results, std::size_t first,
+                         const std::vector<std::string>& columns) {
   json slice = json::array();
   const json& all = results.document()["results"];
   for (std::size_t index = first; index < all.size(); ++index) slice.push_back(all[index]);
   print_table(slice, columns);
-  for (const auto& note : results.document()["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
+  for (const auto& note : results.document()["notes"])
+    std::printf("note: %s\n", note.get<std::string>().c_str());
 }
 
 }  // namespace cachecomm::bench

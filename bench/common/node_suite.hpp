@@ -20,9 +20,11 @@ struct node_run {
   cachecomm::comm& comm;
   report& results;
   effort level = effort::full;
-  bool print = false;                  ///< rank 0 prints tables
-  std::function<void(double)> progress = [](double) {};  ///< fraction of this step done (rank 0 shows it)
-  std::vector<std::size_t> sizes = {};  ///< --sizes: message sizes instead of the step's own (steps with sizes)
+  bool print = false;  ///< rank 0 prints tables
+  std::function<void(double)> progress = [](double) {
+  };  ///< fraction of this step done (rank 0 shows it)
+  std::vector<std::size_t> sizes =
+      {};  ///< --sizes: message sizes instead of the step's own (steps with sizes)
   /// Picks by effort.
   template <typename T>
   [[nodiscard]] T pick(T quick, T brief, T full) const {
@@ -33,7 +35,7 @@ struct node_run {
 struct node_step {
   std::string name;
   std::string description;
-  int order = 0;                         ///< position in `all`
+  int order = 0;  ///< position in `all`
   std::function<void(node_run&)> run;
   std::vector<std::string> table_columns;
 };
@@ -47,7 +49,8 @@ struct node_step_registration {
 };
 
 /// Prints the results added since `first` with `columns`.
-void print_results_since(const report& results, std::size_t first, const std::vector<std::string>& columns);
+void print_results_since(const report& results, std::size_t first,
+                         const std::vector<std::string>& columns);
 
 }  // namespace cachecomm::bench
 

@@ -74,7 +74,8 @@ std::string cell_text(const json& value) {
   if (value.is_number_float()) {
     char buffer[32];
     double number = value.get<double>();
-    std::snprintf(buffer, sizeof buffer, number >= 100 ? "%.1f" : (number >= 1 ? "%.3f" : "%.4f"), number);
+    std::snprintf(buffer, sizeof buffer, number >= 100 ? "%.1f" : (number >= 1 ? "%.3f" : "%.4f"),
+                  number);
     return buffer;
   }
   return value.dump();
@@ -93,12 +94,15 @@ void print_table(const json& results, const std::vector<std::string>& columns) {
     }
     cells.push_back(std::move(line));
   }
-  for (std::size_t i = 0; i < columns.size(); ++i) std::printf("%-*s  ", static_cast<int>(widths[i]), columns[i].c_str());
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    std::printf("%-*s  ", static_cast<int>(widths[i]), columns[i].c_str());
   std::printf("\n");
-  for (std::size_t i = 0; i < columns.size(); ++i) std::printf("%s  ", std::string(widths[i], '-').c_str());
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    std::printf("%s  ", std::string(widths[i], '-').c_str());
   std::printf("\n");
   for (const auto& line : cells) {
-    for (std::size_t i = 0; i < columns.size(); ++i) std::printf("%-*s  ", static_cast<int>(widths[i]), line[i].c_str());
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      std::printf("%-*s  ", static_cast<int>(widths[i]), line[i].c_str());
     std::printf("\n");
   }
   std::fflush(stdout);

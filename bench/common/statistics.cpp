@@ -29,7 +29,8 @@ summary summarize(std::vector<double> samples) {
   result.median = quantile(samples, 0.5);
   result.p25 = quantile(samples, 0.25);
   result.p75 = quantile(samples, 0.75);
-  result.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+  result.mean =
+      std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
   return result;
 }
 

@@ -26,7 +26,8 @@ array allocate(std::size_t elements) {
 
 std::vector<stream_result> run_stream(const stream_options& options) {
   const std::size_t n = options.elements;
-  if (n == 0 || options.repetitions < 1) throw cachecomm::invalid_argument("STREAM: elements and repetitions must be positive");
+  if (n == 0 || options.repetitions < 1)
+    throw cachecomm::invalid_argument("STREAM: elements and repetitions must be positive");
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
   array a = allocate(n), b = allocate(n), c = allocate(n);
   const double scalar = 3.0;
@@ -71,7 +72,8 @@ std::vector<stream_result> run_stream(const stream_options& options) {
   }
   const double epsilon = 1e-13;
   const auto count = static_cast<double>(n);
-  if (error_a / count / std::abs(expected_a) > epsilon || error_b / count / std::abs(expected_b) > epsilon ||
+  if (error_a / count / std::abs(expected_a) > epsilon ||
+      error_b / count / std::abs(expected_b) > epsilon ||
       error_c / count / std::abs(expected_c) > epsilon) {
     throw cachecomm::error("STREAM: validation failed (results differ from the expected values)");
   }

@@ -1,9 +1,10 @@
 /* Plain MPI benchmark (no cachecomm API): times MPI_Barrier, an 8-byte MPI_Allreduce and a 1 MiB
- * MPI_Bcast. Run it with and without LD_PRELOAD=libcachecomm_mpi.so (run_preload_bench.sh does both)
- * to see what the preload library gives an unmodified program.
+ * MPI_Bcast. Run it with and without LD_PRELOAD=libcachecomm_mpi.so (run_preload_bench.sh does
+ * both) to see what the preload library gives an unmodified program.
  *
  * Each operation is timed in batches; a batch's time is the slowest rank's, divided by the calls in
- * it. One JSON object per operation goes to stdout: median, quartiles and minimum over the batches. */
+ * it. One JSON object per operation goes to stdout: median, quartiles and minimum over the batches.
+ */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ static int compare_doubles(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-static void run_calls(enum op_kind kind, int calls, char* buffer, int bytes, int root_cycle, int size) {
+static void run_calls(enum op_kind kind, int calls, char* buffer, int bytes, int root_cycle,
+                      int size) {
   for (int i = 0; i < calls; ++i) {
     if (kind == op_barrier) {
       MPI_Barrier(MPI_COMM_WORLD);
@@ -29,11 +31,12 @@ static void run_calls(enum op_kind kind, int calls, char* buffer, int bytes, int
   }
 }
 
-static void measure(const char* name, enum op_kind kind, int bytes, int batches, int calls_per_batch, int rank,
-                    int size) {
+static void measure(const char* name, enum op_kind kind, int bytes, int batches,
+                    int calls_per_batch, int rank, int size) {
   char* buffer = (char*)malloc(bytes > 0 ? (size_t)bytes : 1);
   memset(buffer, rank, bytes > 0 ? (size_t)bytes : 1);
-  /* Warm-up: also past the preload library's warm-up, so cachecomm state exists when timing starts. */
+  /* Warm-up: also past the preload library's warm-up, so cachecomm state exists when timing starts.
+   */
   run_calls(kind, calls_per_batch < 20 ? 20 : calls_per_batch, buffer, bytes, 1, size);
   double* per_call_us = (double*)malloc(sizeof(double) * (size_t)batches);
   for (int b = 0; b < batches; ++b) {
@@ -46,10 +49,12 @@ static void measure(const char* name, enum op_kind kind, int bytes, int batches,
   }
   if (rank == 0) {
     qsort(per_call_us, (size_t)batches, sizeof(double), compare_doubles);
-    printf("{\"op\": \"%s\", \"bytes\": %d, \"np\": %d, \"iters\": %d, \"median_us\": %.4f, \"p25_us\": %.4f, "
-           "\"p75_us\": %.4f, \"min_us\": %.4f}\n",
-           name, bytes, size, batches * calls_per_batch, per_call_us[batches / 2], per_call_us[batches / 4],
-           per_call_us[(3 * batches) / 4], per_call_us[0]);
+    printf(
+        "{\"op\": \"%s\", \"bytes\": %d, \"np\": %d, \"iters\": %d, \"median_us\": %.4f, "
+        "\"p25_us\": %.4f, "
+        "\"p75_us\": %.4f, \"min_us\": %.4f}\n",
+        name, bytes, size, batches * calls_per_batch, per_call_us[batches / 2],
+        per_call_us[batches / 4], per_call_us[(3 * batches) / 4], per_call_us[0]);
     fflush(stdout);
   }
   free(per_call_us);

@@ -15,7 +15,8 @@ class all_suite final : public suite {
  public:
   [[nodiscard]] std::string name() const override { return "all"; }
   [[nodiscard]] std::string description() const override {
-    return "Everything that characterizes the node (limits, pingpong, bandwidth, threads, io), about two minutes";
+    return "Everything that characterizes the node (limits, pingpong, bandwidth, threads, io), "
+           "about two minutes";
   }
   void add_options(CLI::App& command) override {
     command.add_option("--skip", m_skip, "Steps to leave out (comma-separated)")->delimiter(',');
@@ -31,8 +32,9 @@ class all_suite final : public suite {
       if (std::find(m_skip.begin(), m_skip.end(), step.name) == m_skip.end()) steps.push_back(step);
     }
     if (show) {
-      std::fprintf(stderr, "cachecomm-bench all: %d ranks, %d processing units%s; %zu steps\n", comm.size(),
-                   comm.topology().cores_available, results.oversubscribed() ? ", OVERSUBSCRIBED" : "", steps.size());
+      std::fprintf(stderr, "cachecomm-bench all: %d ranks, %d processing units%s; %zu steps\n",
+                   comm.size(), comm.topology().cores_available,
+                   results.oversubscribed() ? ", OVERSUBSCRIBED" : "", steps.size());
     }
     const double begin = now_seconds();
     for (std::size_t index = 0; index < steps.size(); ++index) {
@@ -46,14 +48,16 @@ class all_suite final : public suite {
         last_shown = fraction;
         const int width = 30;
         int filled = static_cast<int>(fraction * width + 0.5);
-        std::fprintf(stderr, "%s[%zu/%zu] %-10s [%s%s] %3.0f%%  %5.1f s%s", terminal ? "\r" : "", index + 1, steps.size(),
-                     step.name.c_str(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                     std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100 * fraction,
-                     now_seconds() - begin, terminal ? "" : "\n");
+        std::fprintf(stderr, "%s[%zu/%zu] %-10s [%s%s] %3.0f%%  %5.1f s%s", terminal ? "\r" : "",
+                     index + 1, steps.size(), step.name.c_str(),
+                     std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                     std::string(static_cast<std::size_t>(width - filled), '.').c_str(),
+                     100 * fraction, now_seconds() - begin, terminal ? "" : "\n");
         std::fflush(stderr);
       };
-      node_run context{comm, results, options.quick ? effort::quick : (m_full ? effort::full : effort::brief), false,
-                       show_progress};
+      node_run context{comm, results,
+                       options.quick ? effort::quick : (m_full ? effort::full : effort::brief),
+                       false, show_progress};
       std::size_t first = results.document()["results"].size();
       show_progress(0);
       step.run(context);
@@ -61,8 +65,8 @@ class all_suite final : public suite {
         results.document()["results"][result]["suite"] = step.name;
       }
       if (show) {
-        std::fprintf(stderr, "%s[%zu/%zu] %-10s done in %.1f s%40s\n", terminal ? "\r" : "", index + 1, steps.size(),
-                     step.name.c_str(), now_seconds() - started, "");
+        std::fprintf(stderr, "%s[%zu/%zu] %-10s done in %.1f s%40s\n", terminal ? "\r" : "",
+                     index + 1, steps.size(), step.name.c_str(), now_seconds() - started, "");
       }
       if (show && !options.quiet) {
         std::printf("\n== %s ==\n", step.name.c_str());
@@ -70,10 +74,13 @@ class all_suite final : public suite {
         std::fflush(stdout);
       }
     }
-    if (show) std::fprintf(stderr, "cachecomm-bench all: finished in %.1f s\n", now_seconds() - begin);
+    if (show)
+      std::fprintf(stderr, "cachecomm-bench all: finished in %.1f s\n", now_seconds() - begin);
     if (comm.rank() == 0 && !options.json_path.empty()) {
       results.write(options.json_path);
-      if (show) std::fprintf(stderr, "results: %s (plots: cachecomm-report %s -o DIR)\n", options.json_path.c_str(), options.json_path.c_str());
+      if (show)
+        std::fprintf(stderr, "results: %s (plots: cachecomm-report %s -o DIR)\n",
+                     options.json_path.c_str(), options.json_path.c_str());
     }
     return 0;
   }

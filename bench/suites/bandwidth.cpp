@@ -14,7 +14,8 @@ namespace {
 std::vector<std::size_t> bandwidth_sizes(effort level) {
   if (level == effort::quick) return {8, 4096, 65536};
   std::vector<std::size_t> sizes;
-  for (std::size_t size = 8; size <= (4U << 20); size *= (level == effort::brief ? 8 : 4)) sizes.push_back(size);
+  for (std::size_t size = 8; size <= (4U << 20); size *= (level == effort::brief ? 8 : 4))
+    sizes.push_back(size);
   if (sizes.back() != (4U << 20)) sizes.push_back(4U << 20);
   return sizes;
 }
@@ -48,14 +49,18 @@ void run_bandwidth(node_run& run) {
         if (!active) return;
         requests.clear();
         if (both_ways || rank == 1) {
-          for (int message = 0; message < window; ++message) requests.push_back(channel.irecv(incoming.data(), bytes, peer, 2));
+          for (int message = 0; message < window; ++message)
+            requests.push_back(channel.irecv(incoming.data(), bytes, peer, 2));
         }
         if (both_ways || rank == 0) {
-          for (int message = 0; message < window; ++message) requests.push_back(channel.isend(outgoing.data(), bytes, peer, 2));
+          for (int message = 0; message < window; ++message)
+            requests.push_back(channel.isend(outgoing.data(), bytes, peer, 2));
         }
         cachecomm::channel::wait_all(requests);
-        if (rank == 1) channel.send(&ack, 0, 0, 3);
-        else channel.recv(&ack, 0, 1, 3);
+        if (rank == 1)
+          channel.send(&ack, 0, 0, 3);
+        else
+          channel.recv(&ack, 0, 1, 3);
       };
       auto mpi_window = [&] {
         if (!active) return;
@@ -73,19 +78,28 @@ void run_bandwidth(node_run& run) {
             MPI_Isend(outgoing.data(), count, MPI_BYTE, peer, 2, mpi, &mpi_requests.back());
           }
         }
-        MPI_Waitall(static_cast<int>(mpi_requests.size()), mpi_requests.data(), MPI_STATUSES_IGNORE);
-        if (rank == 1) MPI_Send(&ack, 0, MPI_BYTE, 0, 3, mpi);
-        else MPI_Recv(&ack, 0, MPI_BYTE, 1, 3, mpi, MPI_STATUS_IGNORE);
+        MPI_Waitall(static_cast<int>(mpi_requests.size()), mpi_requests.data(),
+                    MPI_STATUSES_IGNORE);
+        if (rank == 1)
+          MPI_Send(&ack, 0, MPI_BYTE, 0, 3, mpi);
+        else
+          MPI_Recv(&ack, 0, MPI_BYTE, 1, 3, mpi, MPI_STATUS_IGNORE);
       };
       const int iterations = static_cast<int>(std::clamp<std::size_t>(
           run.pick<std::size_t>(1U << 20, 16U << 20, 64U << 20) / (bytes * window), 1, 200));
       timing_plan plan{run.pick(1, 3, 5), run.pick(3, 15, 21), iterations};
-      auto times = measure_interleaved(mpi, {{"cachecomm", "channel", channel_window}, {"mpi", "default", mpi_window}}, plan);
+      auto times = measure_interleaved(
+          mpi, {{"cachecomm", "channel", channel_window}, {"mpi", "default", mpi_window}}, plan);
       const double moved = static_cast<double>(bytes) * window * (both_ways ? 2 : 1);
       for (std::size_t which = 0; which < 2; ++which) {
-        json& entry = run.results.add({{"op", both_ways ? "bibw" : "bw"}, {"impl", which == 0 ? "cachecomm" : "mpi"},
-                                       {"algorithm", which == 0 ? "channel" : "Isend/Irecv"}, {"bytes", bytes},
-                                       {"window", window}, {"src", 0}, {"dst", 1}, {"iters", iterations}},
+        json& entry = run.results.add({{"op", both_ways ? "bibw" : "bw"},
+                                       {"impl", which == 0 ? "cachecomm" : "mpi"},
+                                       {"algorithm", which == 0 ? "channel" : "Isend/Irecv"},
+                                       {"bytes", bytes},
+                                       {"window", window},
+                                       {"src", 0},
+                                       {"dst", 1},
+                                       {"iters", iterations}},
                                       times[which]);
         double gbps = moved / (times[which].median * 1e3);
         entry["gbps"] = gbps;
@@ -99,8 +113,11 @@ void run_bandwidth(node_run& run) {
 }
 
 const node_step_registration registration{node_step{
-    "bandwidth", "Unidirectional and bidirectional streaming with a window in flight, as a fraction of memcpy", 20,
-    run_bandwidth, {"op", "impl", "bytes", "window", "median_us", "gbps", "fraction_of_limit"}}};
+    "bandwidth",
+    "Unidirectional and bidirectional streaming with a window in flight, as a fraction of memcpy",
+    20,
+    run_bandwidth,
+    {"op", "impl", "bytes", "window", "median_us", "gbps", "fraction_of_limit"}}};
 
 }  // namespace
 }  // namespace cachecomm::bench

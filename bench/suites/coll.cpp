@@ -17,7 +17,8 @@ std::vector<std::size_t> default_sizes(bool quick) {
   std::vector<std::size_t> sizes;
   for (std::size_t size = 8; size <= (4U << 20); size *= 4) sizes.push_back(size);
   // 8 * 4^k stops at 2 MiB; 1 MiB and 4 MiB are the sizes the goals name.
-  for (std::size_t odd : {13U, 1000U, 65537U, 1U << 20, (1U << 20) + 3U, 4U << 20}) sizes.push_back(odd);
+  for (std::size_t odd : {13U, 1000U, 65537U, 1U << 20, (1U << 20) + 3U, 4U << 20})
+    sizes.push_back(odd);
   std::sort(sizes.begin(), sizes.end());
   return sizes;
 }
@@ -31,32 +32,41 @@ class coll_suite final : public suite {
   void add_options(CLI::App& command) override {
     std::string names;
     for (const auto& op : ops()) names += (names.empty() ? "" : ", ") + op.name;
-    command.add_option("--op", m_ops, "Operations to measure (" + names + "); default: all")->delimiter(',');
-    command.add_option("--sizes", m_sizes, "Message sizes in bytes (default: 8 B .. 4 MiB)")->delimiter(',');
+    command.add_option("--op", m_ops, "Operations to measure (" + names + "); default: all")
+        ->delimiter(',');
+    command.add_option("--sizes", m_sizes, "Message sizes in bytes (default: 8 B .. 4 MiB)")
+        ->delimiter(',');
     command.add_option("--batches", m_plan.batches, "Samples per candidate")->capture_default_str();
-    command.add_option("--iters", m_plan.iterations_per_batch, "Calls per sample")->capture_default_str();
+    command.add_option("--iters", m_plan.iterations_per_batch, "Calls per sample")
+        ->capture_default_str();
   }
   int run(const common_options& options) override {
     cachecomm::comm comm(MPI_COMM_WORLD);
     report results("coll", comm.mpi_comm());
     timing_plan plan = m_plan;
     if (options.quick) plan = timing_plan{5, 3, 10};
-    coll_context context{options, comm, results, plan, m_sizes.empty() ? default_sizes(options.quick) : m_sizes};
+    coll_context context{options, comm, results, plan,
+                         m_sizes.empty() ? default_sizes(options.quick) : m_sizes};
     std::vector<std::string> wanted = m_ops;
     if (wanted.empty()) {
       for (const auto& op : ops()) wanted.push_back(op.name);
     }
     const bool print = comm.rank() == 0 && !options.quiet;
     if (print) {
-      std::printf("cachecomm-bench coll: %d ranks on %d node(s), %d processing units%s; barrier default: %s (%s)\n",
-                  comm.size(), comm.topology().node_count, comm.topology().cores_available,
-                  comm.topology().oversubscribed ? ", OVERSUBSCRIBED" : "",
-                  std::string(to_string(comm.default_barrier())).c_str(), comm.default_barrier_reason().c_str());
+      std::printf(
+          "cachecomm-bench coll: %d ranks on %d node(s), %d processing units%s; barrier default: "
+          "%s (%s)\n",
+          comm.size(), comm.topology().node_count, comm.topology().cores_available,
+          comm.topology().oversubscribed ? ", OVERSUBSCRIBED" : "",
+          std::string(to_string(comm.default_barrier())).c_str(),
+          comm.default_barrier_reason().c_str());
     }
     for (const auto& name : wanted) {
-      auto found = std::find_if(ops().begin(), ops().end(), [&](const auto& op) { return op.name == name; });
+      auto found =
+          std::find_if(ops().begin(), ops().end(), [&](const auto& op) { return op.name == name; });
       if (found == ops().end()) {
-        if (comm.rank() == 0) std::fprintf(stderr, "cachecomm-bench coll: unknown --op %s\n", name.c_str());
+        if (comm.rank() == 0)
+          std::fprintf(stderr, "cachecomm-bench coll: unknown --op %s\n", name.c_str());
         return 2;
       }
       std::size_t first = results.document()["results"].size();
@@ -71,7 +81,8 @@ class coll_suite final : public suite {
       }
     }
     if (print) {
-      for (const auto& note : results.document()["notes"]) std::printf("note: %s\n", note.get<std::string>().c_str());
+      for (const auto& note : results.document()["notes"])
+        std::printf("note: %s\n", note.get<std::string>().c_str());
     }
     if (comm.rank() == 0 && !options.json_path.empty()) results.write(options.json_path);
     return 0;
@@ -87,7 +98,11 @@ const suite_registration<coll_suite> registration;
 
 }  // namespace
 
-void register_coll_op(coll_op op) { ops().push_back(std::move(op)); }
-const std::vector<coll_op>& coll_ops() { return ops(); }
+void register_coll_op(coll_op op) {
+  ops().push_back(std::move(op));
+}
+const std::vector<coll_op>& coll_ops() {
+  return ops();
+}
 
 }  // namespace cachecomm::bench

@@ -30,8 +30,9 @@ void run_copy_probes(coll_context& context) {
   auto& impl = context.comm.impl();
   const int size = impl.topology().node_size;
   const int rank = impl.topology().node_rank;
-  const std::vector<std::size_t> blocks = context.options.quick ? std::vector<std::size_t>{4096}
-                                                                 : std::vector<std::size_t>{64, 4096, 65536};
+  const std::vector<std::size_t> blocks = context.options.quick
+                                              ? std::vector<std::size_t>{4096}
+                                              : std::vector<std::size_t>{64, 4096, 65536};
   const int accesses = context.options.quick ? 20 : 300;
   for (std::size_t block : blocks) {
     detail::shm_segment segment(impl.node(), block * static_cast<std::size_t>(size));
@@ -59,18 +60,25 @@ void run_copy_probes(coll_context& context) {
       }
       const auto times = summarize(samples_us);
       const double seconds = times.median * 1e-6;
-      context.results.add({{"op", "copy-probe"}, {"impl", "probe"}, {"algorithm", pattern}, {"bytes", block},
-                           {"ranks", size}, {"iters", accesses},
-                           {"gbps", seconds > 0 ? static_cast<double>(block) / seconds * 1e-9 : 0.0}},
-                          times);
+      context.results.add(
+          {{"op", "copy-probe"},
+           {"impl", "probe"},
+           {"algorithm", pattern},
+           {"bytes", block},
+           {"ranks", size},
+           {"iters", accesses},
+           {"gbps", seconds > 0 ? static_cast<double>(block) / seconds * 1e-9 : 0.0}},
+          times);
     }
   }
 }
 
 const coll_op_registration copy_probe_registration{
     {"copy-probe",
-     "seed fig. 3/4: all ranks copy one block from the root at once; neighbour copies (i+1, i+2, groups of 4)",
-     run_copy_probes, {"algorithm", "bytes", "ranks", "median_us", "p25_us", "p75_us", "gbps"}}};
+     "seed fig. 3/4: all ranks copy one block from the root at once; neighbour copies (i+1, i+2, "
+     "groups of 4)",
+     run_copy_probes,
+     {"algorithm", "bytes", "ranks", "median_us", "p25_us", "p75_us", "gbps"}}};
 
 }  // namespace
 

@@ -2,8 +2,8 @@
 // each message size, interleaved in the same run. Buffers change before every call (untimed), so
 // neither side is flattered by data left in its cache by the previous call. Because of that every
 // call is timed on its own, and each sample also holds a clock read and an indirect call (tens of
-// nanoseconds, as much as a small collective): a reference candidate (the same preparation, an empty
-// operation; the EPCC method) measures that overhead, and vs_mpi compares medians less it.
+// nanoseconds, as much as a small collective): a reference candidate (the same preparation, an
+// empty operation; the EPCC method) measures that overhead, and vs_mpi compares medians less it.
 // median_us stays the raw median; overhead_us and corrected_median_us say what was subtracted.
 #include <mpi.h>
 
@@ -34,12 +34,14 @@ const char* name_of(data_op op) {
 timing_plan plan_for(const timing_plan& base, std::size_t bytes) {
   timing_plan plan = base;
   const std::size_t scale = std::max<std::size_t>(1, bytes / 8192);
-  plan.iterations_per_batch = std::max(2, static_cast<int>(static_cast<std::size_t>(base.iterations_per_batch) / scale));
+  plan.iterations_per_batch =
+      std::max(2, static_cast<int>(static_cast<std::size_t>(base.iterations_per_batch) / scale));
   plan.warmup_iterations = std::max(2, std::min(base.warmup_iterations, plan.iterations_per_batch));
   return plan;
 }
 
-/// Touches one word per cache line (and the first and last element) so the next call sees fresh data.
+/// Touches one word per cache line (and the first and last element) so the next call sees fresh
+/// data.
 void scribble(std::vector<double>& buffer, long iteration, int rank) {
   const double value = static_cast<double>(iteration % 1000) + 0.25 * rank;
   for (std::size_t i = 0; i < buffer.size(); i += 8) buffer[i] = value;
@@ -47,26 +49,31 @@ void scribble(std::vector<double>& buffer, long iteration, int rank) {
 }
 
 const char* const correction_note =
-    "data collectives: every call is timed on its own (fresh buffers before each); overhead_us is the "
+    "data collectives: every call is timed on its own (fresh buffers before each); overhead_us is "
+    "the "
     "median of the same preparation with an empty operation (clock read and call, EPCC reference), "
-    "corrected_median_us = median_us - overhead_us, and vs_mpi divides corrected medians (vs_mpi_raw: raw "
+    "corrected_median_us = median_us - overhead_us, and vs_mpi divides corrected medians "
+    "(vs_mpi_raw: raw "
     "medians)";
 
 void run_data_op(coll_context& context, data_op op) {
   comm& c = context.comm;
   const json& notes = context.results.document()["notes"];
-  if (std::find(notes.begin(), notes.end(), correction_note) == notes.end()) context.results.note(correction_note);
+  if (std::find(notes.begin(), notes.end(), correction_note) == notes.end())
+    context.results.note(correction_note);
   MPI_Comm mpi = c.mpi_comm();
   const int rank = c.rank();
   const auto size = static_cast<std::size_t>(c.size());
   for (std::size_t requested : context.sizes) {
     // Reductions run on doubles (sum); moves on bytes. Sizes round up to whole doubles.
     const std::size_t count = std::max<std::size_t>(1, (requested + 7) / 8);
-    const std::size_t bytes = op == data_op::reduce || op == data_op::allreduce ? count * 8 : requested;
+    const std::size_t bytes =
+        op == data_op::reduce || op == data_op::allreduce ? count * 8 : requested;
     const std::size_t send_doubles = (bytes + 7) / 8;
     std::vector<double> send(send_doubles, 1.0);
     std::vector<double> receive(op == data_op::allgather ? send_doubles * size : send_doubles, 0.0);
-    const int mpi_count = static_cast<int>(op == data_op::reduce || op == data_op::allreduce ? count : bytes);
+    const int mpi_count =
+        static_cast<int>(op == data_op::reduce || op == data_op::allreduce ? count : bytes);
 
     std::vector<candidate> candidates;
     auto prepare = [&send, &receive, rank, op](long iteration) {
@@ -78,42 +85,64 @@ void run_data_op(coll_context& context, data_op op) {
     };
     switch (op) {
       case data_op::broadcast:
-        candidates.push_back({"mpi", "default", [&] { MPI_Bcast(receive.data(), mpi_count, MPI_BYTE, 0, mpi); }, prepare});
-        candidates.push_back({"cachecomm", "auto", [&] { broadcast(c, receive.data(), bytes, datatype::byte, 0); }, prepare});
+        candidates.push_back({"mpi", "default",
+                              [&] { MPI_Bcast(receive.data(), mpi_count, MPI_BYTE, 0, mpi); },
+                              prepare});
+        candidates.push_back({"cachecomm", "auto",
+                              [&] { broadcast(c, receive.data(), bytes, datatype::byte, 0); },
+                              prepare});
         for (auto algorithm : all_broadcast_algorithms()) {
           candidates.push_back({"cachecomm", std::string(to_string(algorithm)),
-                                [&, algorithm] { broadcast(c, receive.data(), bytes, datatype::byte, 0, algorithm); },
+                                [&, algorithm] {
+                                  broadcast(c, receive.data(), bytes, datatype::byte, 0, algorithm);
+                                },
                                 prepare});
         }
         break;
       case data_op::reduce:
       case data_op::allreduce: {
         const bool all = op == data_op::allreduce;
-        candidates.push_back({"mpi", "default",
-                              [&, all] {
-                                if (all) MPI_Allreduce(send.data(), receive.data(), mpi_count, MPI_DOUBLE, MPI_SUM, mpi);
-                                else MPI_Reduce(send.data(), receive.data(), mpi_count, MPI_DOUBLE, MPI_SUM, 0, mpi);
-                              },
-                              prepare});
+        candidates.push_back(
+            {"mpi", "default",
+             [&, all] {
+               if (all)
+                 MPI_Allreduce(send.data(), receive.data(), mpi_count, MPI_DOUBLE, MPI_SUM, mpi);
+               else
+                 MPI_Reduce(send.data(), receive.data(), mpi_count, MPI_DOUBLE, MPI_SUM, 0, mpi);
+             },
+             prepare});
         auto run = [&, all](reduce_algorithm algorithm) {
-          if (all) allreduce(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum, algorithm);
-          else reduce(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum, 0, algorithm);
+          if (all)
+            allreduce(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum,
+                      algorithm);
+          else
+            reduce(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum, 0,
+                   algorithm);
         };
-        candidates.push_back({"cachecomm", "auto", [run] { run(reduce_algorithm::automatic); }, prepare});
+        candidates.push_back(
+            {"cachecomm", "auto", [run] { run(reduce_algorithm::automatic); }, prepare});
         for (auto algorithm : all_reduce_algorithms()) {
-          candidates.push_back({"cachecomm", std::string(to_string(algorithm)), [run, algorithm] { run(algorithm); }, prepare});
+          candidates.push_back({"cachecomm", std::string(to_string(algorithm)),
+                                [run, algorithm] { run(algorithm); }, prepare});
         }
         break;
       }
       case data_op::allgather:
         candidates.push_back({"mpi", "default",
-                              [&] { MPI_Allgather(send.data(), mpi_count, MPI_BYTE, receive.data(), mpi_count, MPI_BYTE, mpi); },
+                              [&] {
+                                MPI_Allgather(send.data(), mpi_count, MPI_BYTE, receive.data(),
+                                              mpi_count, MPI_BYTE, mpi);
+                              },
                               prepare});
-        candidates.push_back({"cachecomm", "auto",
-                              [&] { allgather(c, send.data(), receive.data(), bytes, datatype::byte); }, prepare});
+        candidates.push_back(
+            {"cachecomm", "auto",
+             [&] { allgather(c, send.data(), receive.data(), bytes, datatype::byte); }, prepare});
         for (auto algorithm : all_allgather_algorithms()) {
           candidates.push_back({"cachecomm", std::string(to_string(algorithm)),
-                                [&, algorithm] { allgather(c, send.data(), receive.data(), bytes, datatype::byte, algorithm); },
+                                [&, algorithm] {
+                                  allgather(c, send.data(), receive.data(), bytes, datatype::byte,
+                                            algorithm);
+                                },
                                 prepare});
         }
         break;
@@ -137,19 +166,25 @@ void run_data_op(coll_context& context, data_op op) {
       const double seconds = (corrected > 0 ? corrected : times[i].median) * 1e-6;
       std::string algorithm = candidates[i].algorithm;
       if (algorithm == "auto") algorithm = "auto:" + chosen;
-      context.results.add({{"op", name_of(op)}, {"impl", candidates[i].impl}, {"algorithm", algorithm},
-                           {"bytes", bytes}, {"iters", plan.batches * plan.iterations_per_batch},
-                           {"gbps", seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0},
-                           {"overhead_us", overhead}, {"corrected_median_us", corrected},
-                           {"vs_mpi", mpi_corrected > 0 ? corrected / mpi_corrected : 0.0},
-                           {"vs_mpi_raw", mpi_median > 0 ? times[i].median / mpi_median : 0.0}},
-                          times[i]);
+      context.results.add(
+          {{"op", name_of(op)},
+           {"impl", candidates[i].impl},
+           {"algorithm", algorithm},
+           {"bytes", bytes},
+           {"iters", plan.batches * plan.iterations_per_batch},
+           {"gbps", seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0},
+           {"overhead_us", overhead},
+           {"corrected_median_us", corrected},
+           {"vs_mpi", mpi_corrected > 0 ? corrected / mpi_corrected : 0.0},
+           {"vs_mpi_raw", mpi_median > 0 ? times[i].median / mpi_median : 0.0}},
+          times[i]);
     }
   }
 }
 
-const std::vector<std::string> columns = {"impl",        "algorithm", "bytes",      "median_us", "p25_us",
-                                          "overhead_us", "corrected_median_us",      "gbps",      "vs_mpi", "vs_mpi_raw"};
+const std::vector<std::string> columns = {
+    "impl",        "algorithm",           "bytes", "median_us", "p25_us",
+    "overhead_us", "corrected_median_us", "gbps",  "vs_mpi",    "vs_mpi_raw"};
 
 const coll_op_registration bcast_registration{
     {"bcast", "broadcast from rank 0: every algorithm beside MPI_Bcast",

@@ -29,7 +29,9 @@ class exchange_probe {
   static constexpr std::uint32_t depth = 4;  // chunks in each rank's ring
 
   explicit exchange_probe(detail::comm_impl& impl)
-      : m_impl(impl), m_size(impl.topology().node_size), m_rank(impl.topology().node_rank),
+      : m_impl(impl),
+        m_size(impl.topology().node_size),
+        m_rank(impl.topology().node_rank),
         m_segment(impl.node(), flags_bytes() + static_cast<std::size_t>(m_size) * depth * chunk),
         m_scratch(chunk) {}
 
@@ -42,9 +44,11 @@ class exchange_probe {
     auto stage = [&](std::size_t index) {
       const std::uint32_t step = first + static_cast<std::uint32_t>(index);
       if (step > depth) {
-        m_impl.wait().wait_reach(flag(m_size + reader), step - depth, reader, "exchange probe (reader's ring slot)");
+        m_impl.wait().wait_reach(flag(m_size + reader), step - depth, reader,
+                                 "exchange probe (reader's ring slot)");
       }
-      std::memcpy(slot(m_rank, step), input + index * chunk, std::min(chunk, bytes - index * chunk));
+      std::memcpy(slot(m_rank, step), input + index * chunk,
+                  std::min(chunk, bytes - index * chunk));
       m_impl.wait().publish(flag(m_rank), step);
     };
     // Stage one chunk ahead, so the partner reads chunk i while this rank writes chunk i + 1.
@@ -65,8 +69,8 @@ class exchange_probe {
   }
   // Lines 0..P-1: the step each rank has staged; lines P..2P-1: the step each rank has read.
   [[nodiscard]] std::atomic<std::uint32_t>& flag(int line) const {
-    return *reinterpret_cast<std::atomic<std::uint32_t>*>(
-        m_segment.bytes_at(static_cast<std::size_t>(line) * detail::cache_line_size, sizeof(std::uint32_t)));
+    return *reinterpret_cast<std::atomic<std::uint32_t>*>(m_segment.bytes_at(
+        static_cast<std::size_t>(line) * detail::cache_line_size, sizeof(std::uint32_t)));
   }
   [[nodiscard]] std::byte* slot(int rank, std::uint32_t step) const {
     const std::size_t index = static_cast<std::size_t>(rank) * depth + (step - 1) % depth;
@@ -102,25 +106,35 @@ void run_exchange_floor(coll_context& context) {
     std::vector<candidate> candidates;
     candidates.push_back({"mpi", "allreduce",
                           [&] {
-                            MPI_Allreduce(send.data(), receive.data(), static_cast<int>(count), MPI_DOUBLE, MPI_SUM,
-                                          mpi);
+                            MPI_Allreduce(send.data(), receive.data(), static_cast<int>(count),
+                                          MPI_DOUBLE, MPI_SUM, mpi);
                           },
                           prepare});
     candidates.push_back({"cachecomm", "allreduce:" + explain_allreduce(c, bytes).algorithm,
-                          [&] { allreduce(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum); },
+                          [&] {
+                            allreduce(c, send.data(), receive.data(), count, datatype::float64,
+                                      reduce_op::sum);
+                          },
                           prepare});
-    candidates.push_back({"probe", "exchange-only",
-                          [&] { probe.exchange(reinterpret_cast<const std::byte*>(send.data()), bytes); }, prepare});
+    candidates.push_back(
+        {"probe", "exchange-only",
+         [&] { probe.exchange(reinterpret_cast<const std::byte*>(send.data()), bytes); }, prepare});
     timing_plan plan = context.plan;
-    plan.iterations_per_batch = std::max(2, plan.iterations_per_batch / static_cast<int>(std::max<std::size_t>(1, bytes / 8192)));
-    plan.warmup_iterations = std::max(2, std::min(plan.warmup_iterations, plan.iterations_per_batch));
+    plan.iterations_per_batch = std::max(
+        2, plan.iterations_per_batch / static_cast<int>(std::max<std::size_t>(1, bytes / 8192)));
+    plan.warmup_iterations =
+        std::max(2, std::min(plan.warmup_iterations, plan.iterations_per_batch));
     const referenced_times measured = measure_interleaved_with_reference(mpi, candidates, plan);
     const double mpi_corrected = measured.corrected_median(0);
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const double corrected = measured.corrected_median(i);
-      context.results.add({{"op", "exchange-floor"}, {"impl", candidates[i].impl},
-                           {"algorithm", candidates[i].algorithm}, {"bytes", bytes}, {"ranks", c.size()},
-                           {"overhead_us", measured.reference.median}, {"corrected_median_us", corrected},
+      context.results.add({{"op", "exchange-floor"},
+                           {"impl", candidates[i].impl},
+                           {"algorithm", candidates[i].algorithm},
+                           {"bytes", bytes},
+                           {"ranks", c.size()},
+                           {"overhead_us", measured.reference.median},
+                           {"corrected_median_us", corrected},
                            {"vs_mpi", mpi_corrected > 0 ? corrected / mpi_corrected : 0.0}},
                           measured.candidates[i]);
     }
@@ -129,9 +143,11 @@ void run_exchange_floor(coll_context& context) {
 
 const coll_op_registration exchange_floor_registration{
     {"exchange-floor",
-     "lower bound of a shared-memory allreduce: ranks only exchange their inputs through a pipelined ring "
+     "lower bound of a shared-memory allreduce: ranks only exchange their inputs through a "
+     "pipelined ring "
      "(no reduction, no output), beside MPI_Allreduce and cachecomm's allreduce",
-     run_exchange_floor, {"impl", "algorithm", "bytes", "ranks", "median_us", "corrected_median_us", "vs_mpi"}}};
+     run_exchange_floor,
+     {"impl", "algorithm", "bytes", "ranks", "median_us", "corrected_median_us", "vs_mpi"}}};
 
 }  // namespace
 

@@ -16,8 +16,8 @@ struct coll_context {
   const common_options& options;
   cachecomm::comm& comm;
   report& results;
-  timing_plan plan;                  ///< batches / iterations chosen by the user (or --quick)
-  std::vector<std::size_t> sizes;    ///< message sizes in bytes (ops without sizes ignore it)
+  timing_plan plan;                ///< batches / iterations chosen by the user (or --quick)
+  std::vector<std::size_t> sizes;  ///< message sizes in bytes (ops without sizes ignore it)
 };
 
 struct coll_op {

@@ -51,10 +51,12 @@ constexpr std::size_t block = 1U << 20;
 // Opens a new, nameless tmpfs file (O_TMPFILE): a run that is killed cannot leave it in /dev/shm.
 descriptor open_tmpfs_file() {
   int fd = ::open("/dev/shm", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-  if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR)) return descriptor(checked(fd, "open a tmpfs file"));
+  if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
+    return descriptor(checked(fd, "open a tmpfs file"));
   // A tmpfs without O_TMPFILE: a name that lives only until the open returns.
   std::string path = "/dev/shm/cachecomm-bench-io-" + std::to_string(::getpid());
-  descriptor file(checked(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600), "open a tmpfs file"));
+  descriptor file(checked(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600),
+                          "open a tmpfs file"));
   ::unlink(path.c_str());
   return file;
 }
@@ -67,7 +69,10 @@ double tmpfs_write_seconds(std::size_t total, const std::vector<std::byte>& data
   descriptor file = open_tmpfs_file();
   for (std::size_t written = 0; written < total; written += block) {
     std::size_t done = 0;
-    while (done < block) done += static_cast<std::size_t>(checked(static_cast<int>(::write(file.get(), data.data() + done, block - done)), "write to tmpfs"));
+    while (done < block)
+      done += static_cast<std::size_t>(
+          checked(static_cast<int>(::write(file.get(), data.data() + done, block - done)),
+                  "write to tmpfs"));
   }
   return now_seconds() - start;
 }
@@ -82,10 +87,12 @@ double tcp_seconds(MPI_Comm mpi, int rank, std::size_t total, std::vector<std::b
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    checked(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), "bind 127.0.0.1");
+    checked(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address),
+            "bind 127.0.0.1");
     checked(::listen(listener.get(), 1), "listen");
     socklen_t length = sizeof address;
-    checked(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length), "getsockname");
+    checked(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length),
+            "getsockname");
     port = ntohs(address.sin_port);
   }
   MPI_Bcast(&port, 1, MPI_INT, 1, mpi);
@@ -96,11 +103,14 @@ double tcp_seconds(MPI_Comm mpi, int rank, std::size_t total, std::vector<std::b
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<std::uint16_t>(port));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    checked(::connect(connection.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), "connect to 127.0.0.1");
+    checked(::connect(connection.get(), reinterpret_cast<sockaddr*>(&address), sizeof address),
+            "connect to 127.0.0.1");
     MPI_Barrier(mpi);
     double start = now_seconds();
     for (std::size_t sent = 0; sent < total;) {
-      sent += static_cast<std::size_t>(checked(static_cast<int>(::send(connection.get(), data.data(), std::min(block, total - sent), 0)), "send"));
+      sent += static_cast<std::size_t>(checked(
+          static_cast<int>(::send(connection.get(), data.data(), std::min(block, total - sent), 0)),
+          "send"));
     }
     char ack = 0;
     checked(static_cast<int>(::recv(connection.get(), &ack, 1, MSG_WAITALL)), "recv");
@@ -110,7 +120,9 @@ double tcp_seconds(MPI_Comm mpi, int rank, std::size_t total, std::vector<std::b
     MPI_Barrier(mpi);
     for (std::size_t received = 0; received < total;) {
       ssize_t got = ::recv(connection.get(), data.data(), std::min(block, total - received), 0);
-      if (got <= 0) throw cachecomm::system_error("recv on the loopback connection", got == 0 ? ECONNRESET : errno);
+      if (got <= 0)
+        throw cachecomm::system_error("recv on the loopback connection",
+                                      got == 0 ? ECONNRESET : errno);
       received += static_cast<std::size_t>(got);
     }
     char ack = 1;
@@ -129,17 +141,26 @@ void run_io(node_run& run) {
   std::vector<std::byte> data(block, std::byte{0x42});
   double limit = memcpy_limit_gbps(block, 5);
   MPI_Bcast(&limit, 1, MPI_DOUBLE, 0, mpi);
-  auto add = [&](const char* op, const char* impl, const char* algorithm, std::vector<double> seconds) {
+  auto add = [&](const char* op, const char* impl, const char* algorithm,
+                 std::vector<double> seconds) {
     std::vector<double> micros;
     for (double value : seconds) micros.push_back(value * 1e6);
     summary times = summarize(micros);
     double gbps = static_cast<double>(total) / (times.median * 1e3);
-    run.results.add({{"op", op}, {"impl", impl}, {"algorithm", algorithm}, {"bytes", total}, {"block_bytes", block},
-                     {"gbps", gbps}, {"limit_gbps", limit}, {"fraction_of_limit", gbps / limit}}, times);
+    run.results.add({{"op", op},
+                     {"impl", impl},
+                     {"algorithm", algorithm},
+                     {"bytes", total},
+                     {"block_bytes", block},
+                     {"gbps", gbps},
+                     {"limit_gbps", limit},
+                     {"fraction_of_limit", gbps / limit}},
+                    times);
   };
   std::vector<double> tmpfs;
   on_rank_zero_alone(mpi, [&] {
-    for (int sample = 0; sample < samples; ++sample) tmpfs.push_back(tmpfs_write_seconds(total, data));
+    for (int sample = 0; sample < samples; ++sample)
+      tmpfs.push_back(tmpfs_write_seconds(total, data));
   });
   if (rank == 0) add("tmpfs_write", "os", "write(2) 1 MiB blocks", tmpfs);
   run.progress(0.25);
@@ -148,7 +169,8 @@ void run_io(node_run& run) {
     return;
   }
   std::vector<double> tcp;
-  for (int sample = 0; sample < samples; ++sample) tcp.push_back(tcp_seconds(mpi, rank, total, data));
+  for (int sample = 0; sample < samples; ++sample)
+    tcp.push_back(tcp_seconds(mpi, rank, total, data));
   if (rank == 0) add("tcp_loopback", "os", "TCP 127.0.0.1", tcp);
   run.progress(0.5);
   // The same stream of 1 MiB messages through the channel and through MPI, interleaved.
@@ -161,36 +183,48 @@ void run_io(node_run& run) {
       for (int message = 0; message < messages; ++message) channel.send(data.data(), block, 1, 4);
       channel.recv(nullptr, 0, 1, 5);
     } else if (rank == 1) {
-      for (int message = 0; message < messages; ++message) channel.recv(incoming.data(), block, 0, 4);
+      for (int message = 0; message < messages; ++message)
+        channel.recv(incoming.data(), block, 0, 4);
       channel.send(nullptr, 0, 0, 5);
     }
   };
   auto mpi_stream = [&] {
     if (rank == 0) {
-      for (int message = 0; message < messages; ++message) MPI_Send(data.data(), static_cast<int>(block), MPI_BYTE, 1, 4, mpi);
+      for (int message = 0; message < messages; ++message)
+        MPI_Send(data.data(), static_cast<int>(block), MPI_BYTE, 1, 4, mpi);
       MPI_Recv(nullptr, 0, MPI_BYTE, 1, 5, mpi, MPI_STATUS_IGNORE);
     } else if (rank == 1) {
-      for (int message = 0; message < messages; ++message) MPI_Recv(incoming.data(), static_cast<int>(block), MPI_BYTE, 0, 4, mpi, MPI_STATUS_IGNORE);
+      for (int message = 0; message < messages; ++message)
+        MPI_Recv(incoming.data(), static_cast<int>(block), MPI_BYTE, 0, 4, mpi, MPI_STATUS_IGNORE);
       MPI_Send(nullptr, 0, MPI_BYTE, 0, 5, mpi);
     }
   };
-  auto times = measure_interleaved(mpi, {{"cachecomm", "channel", channel_stream}, {"mpi", "default", mpi_stream}},
-                                   timing_plan{1, samples, 1});
+  auto times = measure_interleaved(
+      mpi, {{"cachecomm", "channel", channel_stream}, {"mpi", "default", mpi_stream}},
+      timing_plan{1, samples, 1});
   if (rank == 0) {
     for (std::size_t which = 0; which < 2; ++which) {
       double gbps = static_cast<double>(total) / (times[which].median * 1e3);
-      run.results.add({{"op", "stream_to_rank"}, {"impl", which == 0 ? "cachecomm" : "mpi"},
-                       {"algorithm", which == 0 ? "shared-memory channel" : "MPI_Send"}, {"bytes", total},
-                       {"block_bytes", block}, {"gbps", gbps}, {"limit_gbps", limit}, {"fraction_of_limit", gbps / limit}},
+      run.results.add({{"op", "stream_to_rank"},
+                       {"impl", which == 0 ? "cachecomm" : "mpi"},
+                       {"algorithm", which == 0 ? "shared-memory channel" : "MPI_Send"},
+                       {"bytes", total},
+                       {"block_bytes", block},
+                       {"gbps", gbps},
+                       {"limit_gbps", limit},
+                       {"fraction_of_limit", gbps / limit}},
                       times[which]);
     }
   }
   run.progress(1.0);
 }
 
-const node_step_registration registration{node_step{
-    "io", "tmpfs write and TCP loopback bandwidth against the shared-memory channel and MPI", 40, run_io,
-    {"op", "impl", "bytes", "median_us", "gbps", "fraction_of_limit"}}};
+const node_step_registration registration{
+    node_step{"io",
+              "tmpfs write and TCP loopback bandwidth against the shared-memory channel and MPI",
+              40,
+              run_io,
+              {"op", "impl", "bytes", "median_us", "gbps", "fraction_of_limit"}}};
 
 }  // namespace
 }  // namespace cachecomm::bench

@@ -40,12 +40,19 @@ void run_pingpong(node_run& run) {
     return;
   }
   // The references: a cache line handed between ranks 0 and 1 (one line written by both sides, the
-  // floor a small-message round trip can reach, and one line per direction), and memcpy at each size.
+  // floor a small-message round trip can reach, and one line per direction), and memcpy at each
+  // size.
   double one_line_limit_us = 0;
   for (bool one_line : {true, false}) {
-    summary line = time_cache_line_pingpong(mpi, 0, 1, one_line, run.pick(200, 2000, 5000), run.pick(3, 10, 20));
-    run.results.add({{"op", "cacheline_pingpong"}, {"impl", "limit"}, {"algorithm", one_line ? "one-line" : "two-lines"},
-                     {"bytes", 8}, {"src", 0}, {"dst", 1}}, line);
+    summary line = time_cache_line_pingpong(mpi, 0, 1, one_line, run.pick(200, 2000, 5000),
+                                            run.pick(3, 10, 20));
+    run.results.add({{"op", "cacheline_pingpong"},
+                     {"impl", "limit"},
+                     {"algorithm", one_line ? "one-line" : "two-lines"},
+                     {"bytes", 8},
+                     {"src", 0},
+                     {"dst", 1}},
+                    line);
     if (one_line) one_line_limit_us = line.median;
   }
   std::vector<double> copy_limit(sizes.size(), 0);
@@ -63,7 +70,9 @@ void run_pingpong(node_run& run) {
       for (std::size_t index = 0; index < sizes.size(); ++index) {
         const std::size_t bytes = sizes[index];
         const int iterations = static_cast<int>(std::clamp<std::size_t>(
-            (run.pick<std::size_t>(1U << 18, 4U << 20, 16U << 20)) / std::max<std::size_t>(bytes, 64), 2,
+            (run.pick<std::size_t>(1U << 18, 4U << 20, 16U << 20)) /
+                std::max<std::size_t>(bytes, 64),
+            2,
             run.pick<std::size_t>(50, oversubscribed ? 200 : 2000, oversubscribed ? 500 : 5000)));
         timing_plan plan{run.pick(2, 20, 50), run.pick(3, 21, 31), iterations};
         auto channel_trip = [&] {
@@ -85,15 +94,26 @@ void run_pingpong(node_run& run) {
             MPI_Send(outgoing.data(), count, MPI_BYTE, source, 1, mpi);
           }
         };
-        auto times = measure_interleaved(mpi, {{"cachecomm", channel.path_to(target == rank ? source : target), channel_trip},
-                                               {"mpi", "default", mpi_trip}}, plan);
+        auto times = measure_interleaved(
+            mpi,
+            {{"cachecomm", channel.path_to(target == rank ? source : target), channel_trip},
+             {"mpi", "default", mpi_trip}},
+            plan);
         for (std::size_t which = 0; which < 2; ++which) {
           summary half = times[which];
-          for (double* value : {&half.median, &half.p25, &half.p75, &half.min, &half.max, &half.mean}) *value /= 2;
-          json& entry = run.results.add({{"op", "pingpong"}, {"impl", which == 0 ? "cachecomm" : "mpi"},
-                                         {"algorithm", which == 0 ? "channel" : "MPI_Send/MPI_Recv"}, {"bytes", bytes},
-                                         {"src", source}, {"dst", target}, {"iters", iterations}, {"half_round_trip", true}},
-                                        half);
+          for (double* value :
+               {&half.median, &half.p25, &half.p75, &half.min, &half.max, &half.mean})
+            *value /= 2;
+          json& entry =
+              run.results.add({{"op", "pingpong"},
+                               {"impl", which == 0 ? "cachecomm" : "mpi"},
+                               {"algorithm", which == 0 ? "channel" : "MPI_Send/MPI_Recv"},
+                               {"bytes", bytes},
+                               {"src", source},
+                               {"dst", target},
+                               {"iters", iterations},
+                               {"half_round_trip", true}},
+                              half);
           if (bytes > 0) {
             double gbps = static_cast<double>(bytes) / (half.median * 1e3);
             entry["gbps"] = gbps;
@@ -102,16 +122,22 @@ void run_pingpong(node_run& run) {
           }
           if (bytes <= 64) entry["limit_us"] = one_line_limit_us;
         }
-        run.progress((pair_index + static_cast<double>(index + 1) / static_cast<double>(sizes.size())) / pairs);
+        run.progress(
+            (pair_index + static_cast<double>(index + 1) / static_cast<double>(sizes.size())) /
+            pairs);
       }
       ++pair_index;
     }
   }
 }
 
-const node_step_registration registration{node_step{
-    "pingpong", "Latency and bandwidth for every ordered pair of ranks, channel beside MPI", 10, run_pingpong,
-    {"op", "impl", "src", "dst", "bytes", "median_us", "p25_us", "p75_us", "gbps", "fraction_of_limit"}}};
+const node_step_registration registration{
+    node_step{"pingpong",
+              "Latency and bandwidth for every ordered pair of ranks, channel beside MPI",
+              10,
+              run_pingpong,
+              {"op", "impl", "src", "dst", "bytes", "median_us", "p25_us", "p75_us", "gbps",
+               "fraction_of_limit"}}};
 
 }  // namespace
 }  // namespace cachecomm::bench

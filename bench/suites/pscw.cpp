@@ -32,7 +32,8 @@ class mpi_shared_window {
       m_base = m_owned.data();
       MPI_Win_create(m_base, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, &m_window);
     } else {
-      MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, &m_base, &m_window);
+      MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, &m_base,
+                              &m_window);
     }
     MPI_Comm_group(comm, &m_group);
   }
@@ -77,7 +78,8 @@ std::vector<double> gather_samples(const std::vector<double>& mine, MPI_Comm com
     std::partial_sum(counts.begin(), counts.end() - 1, offsets.begin() + 1);
     all.resize(static_cast<std::size_t>(offsets.back() + counts.back()));
   }
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE, 0, comm);
+  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(), MPI_DOUBLE,
+              0, comm);
   return all;
 }
 
@@ -91,13 +93,18 @@ class pscw_suite final : public suite {
  public:
   [[nodiscard]] std::string name() const override { return "pscw"; }
   [[nodiscard]] std::string description() const override {
-    return "One-sided windows: PSCW synchronization (seed microbenchmark) and put latency/bandwidth, beside MPI";
+    return "One-sided windows: PSCW synchronization (seed microbenchmark) and put "
+           "latency/bandwidth, beside MPI";
   }
   void add_options(CLI::App& command) override {
-    command.add_option("--reps", m_repetitions, "Synchronization sequences per k (the seed: 1001)")->capture_default_str();
-    command.add_option("--batch", m_batch, "Sequences per interleaved batch")->capture_default_str();
-    command.add_option("--max-targets", m_max_targets, "Largest k (default: every rank but the origin)");
-    command.add_option("--sizes", m_sizes, "Put sizes in bytes (default: 8 B .. 4 MiB)")->delimiter(',');
+    command.add_option("--reps", m_repetitions, "Synchronization sequences per k (the seed: 1001)")
+        ->capture_default_str();
+    command.add_option("--batch", m_batch, "Sequences per interleaved batch")
+        ->capture_default_str();
+    command.add_option("--max-targets", m_max_targets,
+                       "Largest k (default: every rank but the origin)");
+    command.add_option("--sizes", m_sizes, "Put sizes in bytes (default: 8 B .. 4 MiB)")
+        ->delimiter(',');
     command.add_flag("--no-put", m_skip_put, "Only the synchronization microbenchmark");
   }
   int run(const common_options& options) override;
@@ -128,8 +135,9 @@ int pscw_suite::run(const common_options& options) {
   m_rank = comm.rank();
   std::vector<std::size_t> sizes = m_sizes;
   if (sizes.empty()) {
-    sizes = options.quick ? std::vector<std::size_t>{8, 4096}
-                          : std::vector<std::size_t>{8, 64, 512, 4096, 32768, 262144, 1U << 20, 4U << 20};
+    sizes = options.quick
+                ? std::vector<std::size_t>{8, 4096}
+                : std::vector<std::size_t>{8, 64, 512, 4096, 32768, 262144, 1U << 20, 4U << 20};
   }
   const std::size_t window_bytes = *std::max_element(sizes.begin(), sizes.end());
 
@@ -141,7 +149,9 @@ int pscw_suite::run(const common_options& options) {
   int everywhere = 0;
   MPI_Allreduce(&shared_size, &everywhere, 1, MPI_INT, MPI_MIN, comm.mpi_comm());
   if (everywhere != np) {
-    if (m_rank == 0) std::fprintf(stderr, "cachecomm-bench pscw: needs every rank on one machine (MPI shared window)\n");
+    if (m_rank == 0)
+      std::fprintf(stderr,
+                   "cachecomm-bench pscw: needs every rank on one machine (MPI shared window)\n");
     MPI_Comm_free(&shared);
     return 2;
   }
@@ -156,8 +166,8 @@ int pscw_suite::run(const common_options& options) {
     m_results = &results;
     const bool print = m_rank == 0 && !options.quiet;
     if (print) {
-      std::printf("cachecomm-bench pscw: %d ranks on %d node(s), %d processing units%s; MPI: %s\n", np,
-                  comm.topology().node_count, comm.topology().cores_available,
+      std::printf("cachecomm-bench pscw: %d ranks on %d node(s), %d processing units%s; MPI: %s\n",
+                  np, comm.topology().node_count, comm.topology().cores_available,
                   results.oversubscribed() ? ", OVERSUBSCRIBED" : "", mpi_library_name().c_str());
     }
     const int max_targets = m_max_targets > 0 ? std::min(m_max_targets, np - 1) : np - 1;
@@ -165,7 +175,8 @@ int pscw_suite::run(const common_options& options) {
     if (print) {
       std::printf("\n== PSCW synchronization (1 origin, k targets; medians of every sample) ==\n");
       print_table(results.document()["results"],
-                  {"impl", "algorithm", "targets", "phase", "median_us", "p25_us", "p75_us", "vs_mpi", "vs_mpi_created"});
+                  {"impl", "algorithm", "targets", "phase", "median_us", "p25_us", "p75_us",
+                   "vs_mpi", "vs_mpi_created"});
     }
     const std::size_t first_put = results.document()["results"].size();
     if (!m_skip_put && np >= 2) {
@@ -177,10 +188,11 @@ int pscw_suite::run(const common_options& options) {
       for (std::size_t i = first_put; i < results.document()["results"].size(); ++i) {
         slice.push_back(results.document()["results"][i]);
       }
-      print_table(slice, {"impl", "algorithm", "bytes", "median_us", "p25_us", "p75_us", "gbps", "fraction_of_limit",
-                          "vs_mpi"});
+      print_table(slice, {"impl", "algorithm", "bytes", "median_us", "p25_us", "p75_us", "gbps",
+                          "fraction_of_limit", "vs_mpi"});
     }
-    if (results.oversubscribed()) results.note("ranks outnumber processing units: timings include scheduling");
+    if (results.oversubscribed())
+      results.note("ranks outnumber processing units: timings include scheduling");
   }
   MPI_Comm_free(&shared);
   if (m_rank == 0 && !options.json_path.empty()) results.write(options.json_path);
@@ -213,20 +225,24 @@ void pscw_suite::run_synchronization(int targets, bool quick) {
   auto ours = [&](phase_samples& samples, int count) {
     for (int i = 0; i < count; ++i) {
       if (origin) {
-        time_phases(samples, [&] { m_window->start(target_group); }, [&] { m_window->complete(); });
+        time_phases(
+            samples, [&] { m_window->start(target_group); }, [&] { m_window->complete(); });
       } else if (target) {
-        time_phases(samples, [&] { m_window->post(origin_group); }, [&] { m_window->wait(); });
+        time_phases(
+            samples, [&] { m_window->post(origin_group); }, [&] { m_window->wait(); });
       }
     }
   };
   auto theirs = [&](MPI_Win mpi_window, phase_samples& samples, int count) {
     for (int i = 0; i < count; ++i) {
       if (origin) {
-        time_phases(samples, [&] { MPI_Win_start(mpi_targets, 0, mpi_window); },
-                    [&] { MPI_Win_complete(mpi_window); });
+        time_phases(
+            samples, [&] { MPI_Win_start(mpi_targets, 0, mpi_window); },
+            [&] { MPI_Win_complete(mpi_window); });
       } else if (target) {
-        time_phases(samples, [&] { MPI_Win_post(mpi_origin, 0, mpi_window); },
-                    [&] { MPI_Win_wait(mpi_window); });
+        time_phases(
+            samples, [&] { MPI_Win_post(mpi_origin, 0, mpi_window); },
+            [&] { MPI_Win_wait(mpi_window); });
       }
     }
   };
@@ -240,7 +256,10 @@ void pscw_suite::run_synchronization(int targets, bool quick) {
   std::vector<series> all{
       {"cachecomm", "trigger-only", ours, {}},
       {"mpi", "shared-window", [&](phase_samples& s, int n) { theirs(m_mpi->get(), s, n); }, {}},
-      {"mpi", "created-window", [&](phase_samples& s, int n) { theirs(m_mpi_created->get(), s, n); }, {}}};
+      {"mpi",
+       "created-window",
+       [&](phase_samples& s, int n) { theirs(m_mpi_created->get(), s, n); },
+       {}}};
   for (auto& entry : all) {
     phase_samples warm;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -280,7 +299,8 @@ void pscw_suite::run_synchronization(int targets, bool quick) {
     rows.push_back({entry.impl, entry.algorithm, "wait", wait_times});
     // The seed's t_o and t_t: the origin's START + COMPLETE and a target's POST + WAIT per
     // sequence (median of the per-sequence sums; the seed's sum of medians kept beside it).
-    rows.push_back({entry.impl, entry.algorithm, "origin", summarize(pairwise_sum(starts, completes)),
+    rows.push_back({entry.impl, entry.algorithm, "origin",
+                    summarize(pairwise_sum(starts, completes)),
                     start_times.median + complete_times.median});
     rows.push_back({entry.impl, entry.algorithm, "target", summarize(pairwise_sum(posts, waits)),
                     post_times.median + wait_times.median});
@@ -290,16 +310,18 @@ void pscw_suite::run_synchronization(int targets, bool quick) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const summary& shared_times = rows[(i % per_impl) + per_impl].times;
     const summary& created_times = rows[(i % per_impl) + 2 * per_impl].times;
-    json& row = m_results->add({{"op", "pscw"},
-                                {"impl", rows[i].impl},
-                                {"algorithm", rows[i].algorithm},
-                                {"phase", rows[i].phase},
-                                {"targets", targets},
-                                {"bytes", 0},
-                                {"iters", rows[i].times.samples},
-                                {"vs_mpi", shared_times.median > 0 ? rows[i].times.median / shared_times.median : 0.0},
-                                {"vs_mpi_created", created_times.median > 0 ? rows[i].times.median / created_times.median : 0.0}},
-                               rows[i].times);
+    json& row = m_results->add(
+        {{"op", "pscw"},
+         {"impl", rows[i].impl},
+         {"algorithm", rows[i].algorithm},
+         {"phase", rows[i].phase},
+         {"targets", targets},
+         {"bytes", 0},
+         {"iters", rows[i].times.samples},
+         {"vs_mpi", shared_times.median > 0 ? rows[i].times.median / shared_times.median : 0.0},
+         {"vs_mpi_created",
+          created_times.median > 0 ? rows[i].times.median / created_times.median : 0.0}},
+        rows[i].times);
     if (rows[i].sum_of_medians >= 0) row["sum_of_medians_us"] = rows[i].sum_of_medians;
   }
 }
@@ -312,22 +334,24 @@ void pscw_suite::run_put(std::size_t bytes, bool quick) {
   const bool target = m_rank == 1;
   MPI_Win mpi_window = m_mpi->get();
   const int count = static_cast<int>(bytes);
-  timing_plan plan = quick ? timing_plan{5, 3, 10}
-                           : timing_plan{20, 21, bytes >= (1U << 20) ? 10 : (bytes >= 65536 ? 50 : 200)};
+  timing_plan plan =
+      quick ? timing_plan{5, 3, 10}
+            : timing_plan{20, 21, bytes >= (1U << 20) ? 10 : (bytes >= 65536 ? 50 : 200)};
 
   // Fence epochs.
   m_window->fence();
   MPI_Win_fence(0, mpi_window);
-  std::vector<candidate> fence_candidates{
-      {"cachecomm", "fence",
-       [&] {
-         if (origin) m_window->put(source.data(), bytes, 1, 0);
-         m_window->fence();
-       }},
-      {"mpi", "fence", [&] {
-         if (origin) MPI_Put(source.data(), count, MPI_BYTE, 1, 0, count, MPI_BYTE, mpi_window);
-         MPI_Win_fence(0, mpi_window);
-       }}};
+  std::vector<candidate> fence_candidates{{"cachecomm", "fence",
+                                           [&] {
+                                             if (origin) m_window->put(source.data(), bytes, 1, 0);
+                                             m_window->fence();
+                                           }},
+                                          {"mpi", "fence", [&] {
+                                             if (origin)
+                                               MPI_Put(source.data(), count, MPI_BYTE, 1, 0, count,
+                                                       MPI_BYTE, mpi_window);
+                                             MPI_Win_fence(0, mpi_window);
+                                           }}};
   auto fence_times = measure_interleaved(MPI_COMM_WORLD, fence_candidates, plan);
   m_window->fence(fence_flag::last);
   MPI_Win_fence(MPI_MODE_NOSUCCEED, mpi_window);
@@ -335,28 +359,28 @@ void pscw_suite::run_put(std::size_t bytes, bool quick) {
   // PSCW epochs.
   MPI_Group mpi_target = m_mpi->group_of({1});
   MPI_Group mpi_origin = m_mpi->group_of({0});
-  std::vector<candidate> pscw_candidates{
-      {"cachecomm", "pscw",
-       [&] {
-         if (origin) {
-           m_window->start({1});
-           m_window->put(source.data(), bytes, 1, 0);
-           m_window->complete();
-         } else if (target) {
-           m_window->post({0});
-           m_window->wait();
-         }
-       }},
-      {"mpi", "pscw", [&] {
-         if (origin) {
-           MPI_Win_start(mpi_target, 0, mpi_window);
-           MPI_Put(source.data(), count, MPI_BYTE, 1, 0, count, MPI_BYTE, mpi_window);
-           MPI_Win_complete(mpi_window);
-         } else if (target) {
-           MPI_Win_post(mpi_origin, 0, mpi_window);
-           MPI_Win_wait(mpi_window);
-         }
-       }}};
+  std::vector<candidate> pscw_candidates{{"cachecomm", "pscw",
+                                          [&] {
+                                            if (origin) {
+                                              m_window->start({1});
+                                              m_window->put(source.data(), bytes, 1, 0);
+                                              m_window->complete();
+                                            } else if (target) {
+                                              m_window->post({0});
+                                              m_window->wait();
+                                            }
+                                          }},
+                                         {"mpi", "pscw", [&] {
+                                            if (origin) {
+                                              MPI_Win_start(mpi_target, 0, mpi_window);
+                                              MPI_Put(source.data(), count, MPI_BYTE, 1, 0, count,
+                                                      MPI_BYTE, mpi_window);
+                                              MPI_Win_complete(mpi_window);
+                                            } else if (target) {
+                                              MPI_Win_post(mpi_origin, 0, mpi_window);
+                                              MPI_Win_wait(mpi_window);
+                                            }
+                                          }}};
   auto pscw_times = measure_interleaved(MPI_COMM_WORLD, pscw_candidates, plan);
   MPI_Group_free(&mpi_target);
   MPI_Group_free(&mpi_origin);
@@ -382,7 +406,8 @@ void pscw_suite::run_put(std::size_t bytes, bool quick) {
     const auto& candidates = set == &fence_times ? fence_candidates : pscw_candidates;
     for (std::size_t i = 0; i < set->size(); ++i) {
       const summary& times = (*set)[i];
-      const double gbps = times.median > 0 ? static_cast<double>(bytes) / (times.median * 1e-6) / 1e9 : 0.0;
+      const double gbps =
+          times.median > 0 ? static_cast<double>(bytes) / (times.median * 1e-6) / 1e9 : 0.0;
       m_results->add({{"op", "put"},
                       {"impl", candidates[i].impl},
                       {"algorithm", candidates[i].algorithm},

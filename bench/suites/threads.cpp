@@ -34,7 +34,8 @@ struct overhead_plan {
   int delay_length = 0;
 };
 
-// Overhead samples (µs per construct) of `test` against `reference`, each running `inner` constructs.
+// Overhead samples (µs per construct) of `test` against `reference`, each running `inner`
+// constructs.
 template <typename Test, typename Reference>
 std::vector<double> overheads(const overhead_plan& plan, Test&& test, Reference&& reference) {
   std::vector<double> samples;
@@ -59,9 +60,14 @@ void add_overhead(node_run& run, const std::string& construct, int threads, std:
   for (double value : samples) variance += (value - mean) * (value - mean);
   variance /= std::max(1.0, count - 1);
   summary summary_us = summarize(samples);
-  json fields{{"op", "omp_" + construct}, {"impl", "openmp"}, {"algorithm", "epcc"}, {"threads", threads},
-              {"bytes", elements * sizeof(double)}, {"mean_us", mean},
-              {"ci95_us", 1.96 * std::sqrt(variance / count)}, {"iters", samples.size()}};
+  json fields{{"op", "omp_" + construct},
+              {"impl", "openmp"},
+              {"algorithm", "epcc"},
+              {"threads", threads},
+              {"bytes", elements * sizeof(double)},
+              {"mean_us", mean},
+              {"ci95_us", 1.96 * std::sqrt(variance / count)},
+              {"iters", samples.size()}};
   if (construct == "firstprivate") fields["array_elements"] = elements;
   run.results.add(std::move(fields), summary_us);
 }
@@ -88,33 +94,46 @@ void measure_constructs(node_run& run, const overhead_plan& plan, int threads) {
   auto reference = [&] {
     for (int j = 0; j < plan.inner; ++j) delay(plan.delay_length);
   };
-  add_overhead(run, "parallel", threads, 0, overheads(plan, [&] {
-    for (int j = 0; j < plan.inner; ++j) {
+  add_overhead(run, "parallel", threads, 0,
+               overheads(
+                   plan,
+                   [&] {
+                     for (int j = 0; j < plan.inner; ++j) {
 #pragma omp parallel num_threads(threads)
-      delay(plan.delay_length);
-    }
-  }, reference));
-  add_overhead(run, "barrier", threads, 0, overheads(plan, [&] {
+                       delay(plan.delay_length);
+                     }
+                   },
+                   reference));
+  add_overhead(run, "barrier", threads, 0,
+               overheads(
+                   plan,
+                   [&] {
 #pragma omp parallel num_threads(threads)
-    for (int j = 0; j < plan.inner; ++j) {
-      delay(plan.delay_length);
+                     for (int j = 0; j < plan.inner; ++j) {
+                       delay(plan.delay_length);
 #pragma omp barrier
-    }
-  }, [&] {
-    // Each thread runs the delays in parallel: the reference is one thread's share.
-    for (int j = 0; j < plan.inner; ++j) delay(plan.delay_length);
-  }));
-  add_overhead(run, "reduction", threads, 0, overheads(plan, [&] {
-    int total = 0;
-    for (int j = 0; j < plan.inner; ++j) {
+                     }
+                   },
+                   [&] {
+                     // Each thread runs the delays in parallel: the reference is one thread's
+                     // share.
+                     for (int j = 0; j < plan.inner; ++j) delay(plan.delay_length);
+                   }));
+  add_overhead(run, "reduction", threads, 0,
+               overheads(
+                   plan,
+                   [&] {
+                     int total = 0;
+                     for (int j = 0; j < plan.inner; ++j) {
 #pragma omp parallel reduction(+ : total) num_threads(threads)
-      {
-        delay(plan.delay_length);
-        total += 1;
-      }
-    }
-    if (total < 0) std::abort();
-  }, reference));
+                       {
+                         delay(plan.delay_length);
+                         total += 1;
+                       }
+                     }
+                     if (total < 0) std::abort();
+                   },
+                   reference));
   measure_firstprivate<1>(run, plan, threads);
   measure_firstprivate<27>(run, plan, threads);
   measure_firstprivate<729>(run, plan, threads);
@@ -123,7 +142,8 @@ void measure_constructs(node_run& run, const overhead_plan& plan, int threads) {
 
 // All-pairs gravitational N-body step: the seed's thread-scaling kernel.
 double nbody_step_seconds(int bodies, int threads, int steps) {
-  std::vector<double> x(bodies), y(bodies), z(bodies), vx(bodies), vy(bodies), vz(bodies), mass(bodies, 1.0);
+  std::vector<double> x(bodies), y(bodies), z(bodies), vx(bodies), vy(bodies), vz(bodies),
+      mass(bodies, 1.0);
   for (int body = 0; body < bodies; ++body) {
     x[body] = std::sin(body * 0.7);
     y[body] = std::cos(body * 1.3);
@@ -168,11 +188,17 @@ void run_threads(node_run& run) {
       const int threads = counts[index];
       measure_constructs(run, plan, threads);
       std::vector<double> steps;
-      for (int sample = 0; sample < run.pick(2, 3, 5); ++sample) steps.push_back(nbody_step_seconds(bodies, threads, 2) * 1e6);
+      for (int sample = 0; sample < run.pick(2, 3, 5); ++sample)
+        steps.push_back(nbody_step_seconds(bodies, threads, 2) * 1e6);
       summary step = summarize(steps);
       if (threads == 1) single = step.median;
-      run.results.add({{"op", "nbody"}, {"impl", "openmp"}, {"algorithm", "all-pairs"}, {"threads", threads},
-                       {"bodies", bodies}, {"bytes", 0}, {"speedup", single / step.median},
+      run.results.add({{"op", "nbody"},
+                       {"impl", "openmp"},
+                       {"algorithm", "all-pairs"},
+                       {"threads", threads},
+                       {"bodies", bodies},
+                       {"bytes", 0},
+                       {"speedup", single / step.median},
                        {"oversubscribed_threads", threads > cores}},
                       step);
       run.progress(static_cast<double>(index + 1) / static_cast<double>(counts.size()));
@@ -180,9 +206,12 @@ void run_threads(node_run& run) {
   });
 }
 
-const node_step_registration registration{node_step{
-    "threads", "OpenMP construct overhead by thread count (EPCC method) and N-body scaling", 30, run_threads,
-    {"op", "threads", "array_elements", "median_us", "ci95_us", "speedup"}}};
+const node_step_registration registration{
+    node_step{"threads",
+              "OpenMP construct overhead by thread count (EPCC method) and N-body scaling",
+              30,
+              run_threads,
+              {"op", "threads", "array_elements", "median_us", "ci95_us", "speedup"}}};
 
 }  // namespace
 }  // namespace cachecomm::bench

@@ -7,13 +7,13 @@
 namespace cachecomm {
 
 enum class barrier_algorithm {
-  automatic,          ///< chosen by rank count and oversubscription (see `cachecomm-info`)
-  central_byte,       ///< Centralized-I: one byte flag per rank, set by the rank, reset by the root
-  central_line,       ///< Centralized-II: one cache line per rank, released by the root
-  dissemination,      ///< ceil(log2 P) rounds of pairwise signals, no root
-  tree,               ///< k-ary combining tree (k = CACHECOMM_TREE_DEGREE)
-  tournament,         ///< pairwise rounds up to the root, release down a k-ary tree
-  binomial,           ///< binomial spanning tree (BST)
+  automatic,      ///< chosen by rank count and oversubscription (see `cachecomm-info`)
+  central_byte,   ///< Centralized-I: one byte flag per rank, set by the rank, reset by the root
+  central_line,   ///< Centralized-II: one cache line per rank, released by the root
+  dissemination,  ///< ceil(log2 P) rounds of pairwise signals, no root
+  tree,           ///< k-ary combining tree (k = CACHECOMM_TREE_DEGREE)
+  tournament,     ///< pairwise rounds up to the root, release down a k-ary tree
+  binomial,       ///< binomial spanning tree (BST)
 };
 
 [[nodiscard]] std::string_view to_string(barrier_algorithm algorithm);

@@ -1,5 +1,5 @@
-// cachecomm::channel: point-to-point messages between the ranks of a communicator. Ranks on the same
-// node talk through one shared-memory ring per ordered pair; ranks on other nodes through MPI.
+// cachecomm::channel: point-to-point messages between the ranks of a communicator. Ranks on the
+// same node talk through one shared-memory ring per ordered pair; ranks on other nodes through MPI.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +20,9 @@ struct p2p_operation;
 inline constexpr int any_tag = -1;
 
 /// A send or receive in flight. Move-only. Destroying a request that has not completed is an error
-/// the channel reports on stderr and counts (channel::abandoned_requests): an operation that has not
-/// started moving data is cancelled, one that has is completed first, so no buffer is touched later.
+/// the channel reports on stderr and counts (channel::abandoned_requests): an operation that has
+/// not started moving data is cancelled, one that has is completed first, so no buffer is touched
+/// later.
 class request {
  public:
   request() = default;

@@ -22,24 +22,26 @@ inline const char in_place_marker = 0;
 inline const void* const in_place = &detail::in_place_marker;
 
 enum class broadcast_algorithm {
-  automatic,      ///< chosen by size, rank count, oversubscription and single-copy support
-  central,        ///< root copies into one shared buffer, all copy out; chunks wait for every reader
+  automatic,  ///< chosen by size, rank count, oversubscription and single-copy support
+  central,    ///< root copies into one shared buffer, all copy out; chunks wait for every reader
   double_buffer,  ///< as central, but two buffers so the root fills one while ranks drain the other
   tree,           ///< binomial tree of per-rank cache-line slots (few readers per line)
-  single_copy,    ///< readers copy straight from the root's buffer (cross-memory attach), if allowed
+  single_copy,  ///< readers copy straight from the root's buffer (cross-memory attach), if allowed
 };
 
 enum class reduce_algorithm {
   automatic,
   slots,           ///< every rank publishes its input in its own slot; the reducer reads all slots
   reduce_scatter,  ///< each rank reduces one slice of every input, then the slices are gathered
-  gather_reduce,   ///< every rank stages its input in chunks; each receiver reduces all inputs (2 ranks)
+  gather_reduce,   ///< every rank stages its input in chunks; each receiver reduces all inputs (2
+                   ///< ranks)
 };
 
 enum class allgather_algorithm {
   automatic,
   central,      ///< each rank copies its block into shared memory, every rank copies all blocks out
-  single_copy,  ///< every rank pulls the others' blocks straight from their buffers (cross-memory attach)
+  single_copy,  ///< every rank pulls the others' blocks straight from their buffers (cross-memory
+                ///< attach)
 };
 
 [[nodiscard]] std::string_view to_string(broadcast_algorithm algorithm);
@@ -68,17 +70,20 @@ struct algorithm_choice {
 [[nodiscard]] bool single_copy_available(comm& c);
 
 void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root);
-void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root, broadcast_algorithm algorithm);
+void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root,
+               broadcast_algorithm algorithm);
 
 /// `receive` matters only at `root`. reduce_op::replace is refused (it is not a collective op).
-void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op, int root);
-void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op, int root,
-            reduce_algorithm algorithm);
+void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+            reduce_op op, int root);
+void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+            reduce_op op, int root, reduce_algorithm algorithm);
 
 /// Every rank gets the same bits: elements are combined in rank order 0, 1, ..., P-1.
-void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op);
-void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op,
-               reduce_algorithm algorithm);
+void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+               reduce_op op);
+void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+               reduce_op op, reduce_algorithm algorithm);
 
 /// Rank r's `count_per_rank` elements land at receive + r * count_per_rank.
 void allgather(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type);
@@ -110,7 +115,8 @@ void allreduce(comm& c, std::span<T> buffer, reduce_op op) {
 template <typename T>
 void allgather(comm& c, std::span<const T> send, std::span<T> receive) {
   if (receive.size() != send.size() * static_cast<std::size_t>(c.size())) {
-    throw_size_mismatch("allgather", send.size() * static_cast<std::size_t>(c.size()), receive.size());
+    throw_size_mismatch("allgather", send.size() * static_cast<std::size_t>(c.size()),
+                        receive.size());
   }
   allgather(c, send.data(), receive.data(), send.size(), datatype_of<T>());
 }

@@ -19,23 +19,26 @@ class comm_impl;
 
 /// Where the ranks of a communicator live.
 struct node_topology {
-  int node_rank = 0;      ///< rank among the ranks of this node
-  int node_size = 1;      ///< ranks on this node (of this communicator)
-  int node_index = 0;     ///< which node, 0 .. node_count-1
-  int node_count = 1;     ///< nodes the communicator spans
-  bool forced_split = false;       ///< nodes come from CACHECOMM_RANKS_PER_NODE, not the hardware
-  int cores_available = 1;         ///< processing units this node offers the job
-  int ranks_sharing_memory = 1;    ///< ranks of the job on this machine (may exceed node_size when split)
-  bool oversubscribed = false;     ///< ranks_sharing_memory > cores_available
-  std::vector<int> node_ranks;     ///< communicator rank of each node rank
-  std::vector<int> core_of_node_rank;  ///< core (hwloc logical index) each node rank last ran on, -1 if unknown
+  int node_rank = 0;          ///< rank among the ranks of this node
+  int node_size = 1;          ///< ranks on this node (of this communicator)
+  int node_index = 0;         ///< which node, 0 .. node_count-1
+  int node_count = 1;         ///< nodes the communicator spans
+  bool forced_split = false;  ///< nodes come from CACHECOMM_RANKS_PER_NODE, not the hardware
+  int cores_available = 1;    ///< processing units this node offers the job
+  int ranks_sharing_memory =
+      1;  ///< ranks of the job on this machine (may exceed node_size when split)
+  bool oversubscribed = false;  ///< ranks_sharing_memory > cores_available
+  std::vector<int> node_ranks;  ///< communicator rank of each node rank
+  std::vector<int>
+      core_of_node_rank;  ///< core (hwloc logical index) each node rank last ran on, -1 if unknown
 };
 
 class comm {
  public:
   /// Collective over `parent` (which is duplicated, so the caller keeps its own). MPI must be
   /// initialized. Settings come from `settings` (by default the CACHECOMM_* environment).
-  explicit comm(MPI_Comm parent = MPI_COMM_WORLD, const config& settings = config::from_environment());
+  explicit comm(MPI_Comm parent = MPI_COMM_WORLD,
+                const config& settings = config::from_environment());
   ~comm();
   comm(const comm&) = delete;
   comm& operator=(const comm&) = delete;

@@ -53,8 +53,7 @@ class mpi_error : public error {
 /// A peer process died or stopped answering while this rank waited for it.
 class peer_failure : public error {
  public:
-  peer_failure(const std::string& message, int peer_rank)
-      : error(message), m_peer(peer_rank) {}
+  peer_failure(const std::string& message, int peer_rank) : error(message), m_peer(peer_rank) {}
   /// Rank (in the communicator the user built) that died or timed out; -1 if unknown.
   [[nodiscard]] int peer_rank() const noexcept { return m_peer; }
 

@@ -29,14 +29,14 @@ enum class grid_layout { row_major, tiled };
 /// What the grid looks like. Dimensions are listed slowest first: {rows, columns} in 2D,
 /// {planes, rows, columns} in 3D; the last one is contiguous in row-major layout.
 struct grid_spec {
-  std::vector<long> global_size;         ///< 2 or 3 entries, each >= 1
-  std::vector<int> ranks_per_dim;        ///< empty (or all 0): automatic factorization
-  int ghost_width = 1;                   ///< ghost cells on each side, >= 1
-  std::vector<boundary> boundaries;      ///< per dimension; empty: fixed everywhere
+  std::vector<long> global_size;     ///< 2 or 3 entries, each >= 1
+  std::vector<int> ranks_per_dim;    ///< empty (or all 0): automatic factorization
+  int ghost_width = 1;               ///< ghost cells on each side, >= 1
+  std::vector<boundary> boundaries;  ///< per dimension; empty: fixed everywhere
   halo_shape shape = halo_shape::faces;
   grid_layout layout = grid_layout::row_major;
-  std::vector<int> tile;                 ///< tile extents for the tiled layout; empty: 8 per 2D axis, 4x4x8 in 3D
-  bool checked = false;                  ///< checked halos: every value travels with its origin (seed 6.2)
+  std::vector<int> tile;  ///< tile extents for the tiled layout; empty: 8 per 2D axis, 4x4x8 in 3D
+  bool checked = false;   ///< checked halos: every value travels with its origin (seed 6.2)
 };
 
 /// Internally every grid has three dimensions; a 2D grid has a first dimension of one cell and no
@@ -59,20 +59,26 @@ struct box3 {
 /// Which rank owns which block: pure arithmetic, identical on every rank.
 class decomposition {
  public:
-  /// Validates `spec` for `ranks` ranks and factorizes them; throws invalid_argument naming the problem.
+  /// Validates `spec` for `ranks` ranks and factorizes them; throws invalid_argument naming the
+  /// problem.
   decomposition(const grid_spec& spec, int ranks);
 
-  [[nodiscard]] int dims() const { return m_dims; }             ///< 2 or 3
+  [[nodiscard]] int dims() const { return m_dims; }  ///< 2 or 3
   [[nodiscard]] int ranks() const { return m_ranks; }
-  [[nodiscard]] int ghost(int d) const { return m_ghost[d]; }   ///< ghost width along internal dimension d
-  [[nodiscard]] const index3& global_size() const { return m_global; }   ///< internal (3D) form
-  [[nodiscard]] const std::array<int, grid_max_dims>& ranks_per_dim() const { return m_ranks_per_dim; }
+  [[nodiscard]] int ghost(int d) const {
+    return m_ghost[d];
+  }  ///< ghost width along internal dimension d
+  [[nodiscard]] const index3& global_size() const { return m_global; }  ///< internal (3D) form
+  [[nodiscard]] const std::array<int, grid_max_dims>& ranks_per_dim() const {
+    return m_ranks_per_dim;
+  }
   [[nodiscard]] boundary boundary_of(int d) const { return m_boundary[d]; }
   [[nodiscard]] const grid_spec& spec() const { return m_spec; }
 
   [[nodiscard]] std::array<int, grid_max_dims> coords_of(int rank) const;
   [[nodiscard]] int rank_at(const std::array<int, grid_max_dims>& coords) const;
-  /// Rank in direction `offset` (-1, 0 or 1 per dimension) from `rank`, or -1 past a fixed boundary.
+  /// Rank in direction `offset` (-1, 0 or 1 per dimension) from `rank`, or -1 past a fixed
+  /// boundary.
   [[nodiscard]] int neighbour(int rank, const std::array<int, grid_max_dims>& offset) const;
   [[nodiscard]] index3 local_size(int rank) const;
   [[nodiscard]] index3 global_offset(int rank) const;
@@ -94,15 +100,18 @@ class decomposition {
 class field_layout {
  public:
   field_layout() = default;
-  field_layout(const index3& local_size, const std::array<int, grid_max_dims>& ghost, grid_layout layout,
-               const std::array<int, grid_max_dims>& tile);
+  field_layout(const index3& local_size, const std::array<int, grid_max_dims>& ghost,
+               grid_layout layout, const std::array<int, grid_max_dims>& tile);
   [[nodiscard]] std::size_t offset(long i, long j, long k) const {
-    return m_table[0][static_cast<std::size_t>(i + m_ghost[0])] + m_table[1][static_cast<std::size_t>(j + m_ghost[1])] +
+    return m_table[0][static_cast<std::size_t>(i + m_ghost[0])] +
+           m_table[1][static_cast<std::size_t>(j + m_ghost[1])] +
            m_table[2][static_cast<std::size_t>(k + m_ghost[2])];
   }
   /// Offsets along dimension d for local coordinate `index` (ghosts included).
-  [[nodiscard]] std::size_t part(int d, long index) const { return m_table[d][static_cast<std::size_t>(index + m_ghost[d])]; }
-  [[nodiscard]] std::size_t cells() const { return m_cells; }   ///< storage cells, padding included
+  [[nodiscard]] std::size_t part(int d, long index) const {
+    return m_table[d][static_cast<std::size_t>(index + m_ghost[d])];
+  }
+  [[nodiscard]] std::size_t cells() const { return m_cells; }  ///< storage cells, padding included
   [[nodiscard]] grid_layout kind() const { return m_kind; }
   [[nodiscard]] bool contiguous_rows() const { return m_kind == grid_layout::row_major; }
 
@@ -115,8 +124,8 @@ class field_layout {
 
 /// Metadata that travels with every halo value in checked mode (seed 6.2).
 struct halo_origin {
-  std::uint32_t exchange = 0;   ///< sequence number of the exchange that wrote it
-  std::int32_t sender = -1;     ///< rank that sent it
+  std::uint32_t exchange = 0;  ///< sequence number of the exchange that wrote it
+  std::int32_t sender = -1;    ///< rank that sent it
   std::int32_t source[grid_max_dims] = {0, 0, 0};       ///< global cell it was read from
   std::int32_t destination[grid_max_dims] = {0, 0, 0};  ///< global (unwrapped) cell it is meant for
 };
@@ -126,7 +135,8 @@ static_assert(sizeof(halo_origin) == 32);
 class grid_base {
  public:
   /// Collective over `transport`.
-  grid_base(grid_transport& transport, const grid_spec& spec, int fields, std::size_t element_bytes);
+  grid_base(grid_transport& transport, const grid_spec& spec, int fields,
+            std::size_t element_bytes);
   grid_base(const grid_base&) = delete;
   grid_base& operator=(const grid_base&) = delete;
 
@@ -177,7 +187,9 @@ class grid : public grid_base {
       : grid_base(transport, spec, fields, sizeof(T)) {}
   [[nodiscard]] T* data(int field = 0) const { return reinterpret_cast<T*>(field_bytes(field)); }
   /// Cell (i, j, k) in local coordinates; 2D grids use i = 0.
-  [[nodiscard]] T& at(int field, long i, long j, long k) const { return data(field)[layout().offset(i, j, k)]; }
+  [[nodiscard]] T& at(int field, long i, long j, long k) const {
+    return data(field)[layout().offset(i, j, k)];
+  }
 };
 
 }  // namespace cachecomm

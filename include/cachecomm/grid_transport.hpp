@@ -21,15 +21,26 @@ class field_memory {
   virtual ~field_memory() = default;
   [[nodiscard]] virtual std::byte* local() = 0;
   /// Base of `rank`'s memory if this rank can write into it directly, otherwise null.
-  [[nodiscard]] virtual std::byte* peer(int rank) { (void)rank; return nullptr; }
+  [[nodiscard]] virtual std::byte* peer(int rank) {
+    (void)rank;
+    return nullptr;
+  }
   /// Flag `which` (0: ghosts consumed, 1: halos sent) of this rank becomes `value`.
-  virtual void publish(int which, std::uint32_t value) { (void)which; (void)value; }
+  virtual void publish(int which, std::uint32_t value) {
+    (void)which;
+    (void)value;
+  }
   /// Waits until flag `which` of direct peer `rank` reaches `value`; `what` names the wait.
   virtual void wait_peer(int rank, int which, std::uint32_t value, const char* what) {
-    (void)rank; (void)which; (void)value; (void)what;
+    (void)rank;
+    (void)which;
+    (void)value;
+    (void)what;
   }
   [[nodiscard]] virtual bool peer_reached(int rank, int which, std::uint32_t value) {
-    (void)rank; (void)which; (void)value;
+    (void)rank;
+    (void)which;
+    (void)value;
     return true;
   }
 };
@@ -51,8 +62,10 @@ class grid_transport {
   /// Collective: memory for this rank's fields (`bytes` may differ between ranks).
   [[nodiscard]] virtual std::unique_ptr<field_memory> allocate(std::size_t bytes) = 0;
   /// Buffers must stay valid until the request completes. `tag` is below 2^15.
-  [[nodiscard]] virtual std::unique_ptr<message_request> send(int peer, int tag, const void* data, std::size_t bytes) = 0;
-  [[nodiscard]] virtual std::unique_ptr<message_request> receive(int peer, int tag, void* data, std::size_t bytes) = 0;
+  [[nodiscard]] virtual std::unique_ptr<message_request> send(int peer, int tag, const void* data,
+                                                              std::size_t bytes) = 0;
+  [[nodiscard]] virtual std::unique_ptr<message_request> receive(int peer, int tag, void* data,
+                                                                 std::size_t bytes) = 0;
   virtual void barrier() = 0;
   /// Every rank's `mine` (all the same length), concatenated in rank order.
   [[nodiscard]] virtual std::vector<double> allgather(const std::vector<double>& mine) = 0;

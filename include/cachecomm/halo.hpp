@@ -16,9 +16,9 @@ struct halo_plan;
 
 /// Time one exchange spent, split the way the seed's breakdown does.
 struct halo_timing {
-  double communicate_seconds = 0;   ///< copying, packing, posting, unpacking, verifying
-  double synchronize_seconds = 0;   ///< waiting for neighbours (flags, MPI completion)
-  std::size_t bytes = 0;            ///< halo bytes this rank sent
+  double communicate_seconds = 0;  ///< copying, packing, posting, unpacking, verifying
+  double synchronize_seconds = 0;  ///< waiting for neighbours (flags, MPI completion)
+  std::size_t bytes = 0;           ///< halo bytes this rank sent
 };
 
 class halo_exchange;
@@ -29,7 +29,9 @@ class halo_handle {
   halo_handle() = default;
   halo_handle(const halo_handle&) = delete;
   halo_handle& operator=(const halo_handle&) = delete;
-  halo_handle(halo_handle&& other) noexcept : m_exchange(other.m_exchange) { other.m_exchange = nullptr; }
+  halo_handle(halo_handle&& other) noexcept : m_exchange(other.m_exchange) {
+    other.m_exchange = nullptr;
+  }
   halo_handle& operator=(halo_handle&& other) noexcept;
   ~halo_handle();
 

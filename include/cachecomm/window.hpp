@@ -104,7 +104,8 @@ class window {
   }
   template <typename T>
   void accumulate(std::span<const T> values, reduce_op op, int target, std::size_t displacement) {
-    accumulate(values.data(), values.size(), datatype_of<std::remove_const_t<T>>(), op, target, displacement);
+    accumulate(values.data(), values.size(), datatype_of<std::remove_const_t<T>>(), op, target,
+               displacement);
   }
 
   // ---- synchronization ----

@@ -21,21 +21,22 @@ const setting_declaration region_setting{
     "CACHECOMM_COLL_REGION", "1048576",
     "Bytes of each of the two halves of the collectives' shared data region (per node); larger "
     "messages are pipelined through it."};
-const setting_declaration chunk_setting{
-    "CACHECOMM_COLL_CHUNK", "131072",
-    "Pipeline chunk of large broadcasts and bytes per step of large reductions (when oversubscribed "
-    "the whole region is used, to save scheduler rounds)."};
-const setting_declaration slots_setting{
-    "CACHECOMM_COLL_SLOTS", "0",
-    "Slots of 4 KiB per rank for small collectives, used round robin; a power of two (0: 8, or 32 when "
-    "oversubscribed)."};
-const setting_declaration single_copy_setting{
-    "CACHECOMM_SINGLE_COPY", "1",
-    "Allow single-copy broadcast and allgather through cross-memory attach (process_vm_readv) when the "
-    "kernel permits it."};
+const setting_declaration chunk_setting{"CACHECOMM_COLL_CHUNK", "131072",
+                                        "Pipeline chunk of large broadcasts and bytes per step of "
+                                        "large reductions (when oversubscribed "
+                                        "the whole region is used, to save scheduler rounds)."};
+const setting_declaration slots_setting{"CACHECOMM_COLL_SLOTS", "0",
+                                        "Slots of 4 KiB per rank for small collectives, used round "
+                                        "robin; a power of two (0: 8, or 32 when "
+                                        "oversubscribed)."};
+const setting_declaration single_copy_setting{"CACHECOMM_SINGLE_COPY", "1",
+                                              "Allow single-copy broadcast and allgather through "
+                                              "cross-memory attach (process_vm_readv) when the "
+                                              "kernel permits it."};
 
-
-std::uint64_t& address_word(padded_flag& line) { return *reinterpret_cast<std::uint64_t*>(&line); }
+std::uint64_t& address_word(padded_flag& line) {
+  return *reinterpret_cast<std::uint64_t*>(&line);
+}
 
 }  // namespace
 
@@ -57,16 +58,19 @@ coll_engine::coll_engine(comm_impl& impl) {
   const long long region = settings.get_int("CACHECOMM_COLL_REGION");
   const long long chunk = settings.get_int("CACHECOMM_COLL_CHUNK");
   if (region < 65536 || region > (1LL << 32)) {
-    throw invalid_argument("cachecomm: CACHECOMM_COLL_REGION must be between 65536 and 2^32 bytes, got " +
-                           std::to_string(region));
+    throw invalid_argument(
+        "cachecomm: CACHECOMM_COLL_REGION must be between 65536 and 2^32 bytes, got " +
+        std::to_string(region));
   }
   if (chunk < 4096) {
-    throw invalid_argument("cachecomm: CACHECOMM_COLL_CHUNK must be at least 4096 bytes, got " + std::to_string(chunk));
+    throw invalid_argument("cachecomm: CACHECOMM_COLL_CHUNK must be at least 4096 bytes, got " +
+                           std::to_string(chunk));
   }
   const auto size = static_cast<std::size_t>(m_size);
   // Every rank needs room for a few lines of its own in a large reduction's staging area.
   m_tuning.region_bytes = round_up(std::max(static_cast<std::size_t>(region), size * 16384), 4096);
-  m_tuning.chunk_bytes = std::min(round_up(static_cast<std::size_t>(chunk), cache_line_size), m_tuning.region_bytes);
+  m_tuning.chunk_bytes =
+      std::min(round_up(static_cast<std::size_t>(chunk), cache_line_size), m_tuning.region_bytes);
   m_tuning.single_copy = settings.get_bool("CACHECOMM_SINGLE_COPY");
   m_tuning.check = settings.get_bool("CACHECOMM_CHECK");
   m_tuning.broadcast = parse_broadcast_algorithm(settings.get("CACHECOMM_BCAST"));
@@ -81,13 +85,15 @@ coll_engine::coll_engine(comm_impl& impl) {
   const long long ring = settings.get_int("CACHECOMM_COLL_SLOTS");
   // A power of two, so that slot numbers stay in order when the 32-bit step counter wraps.
   if (ring != 0 && (ring < 2 || ring > 1024 || (ring & (ring - 1)) != 0)) {
-    throw invalid_argument("cachecomm: CACHECOMM_COLL_SLOTS must be 0 (auto) or a power of two from 2 to 1024, got " +
-                           std::to_string(ring));
+    throw invalid_argument(
+        "cachecomm: CACHECOMM_COLL_SLOTS must be 0 (auto) or a power of two from 2 to 1024, got " +
+        std::to_string(ring));
   }
   m_slot_ring = ring != 0 ? static_cast<std::uint32_t>(ring) : (m_oversubscribed ? 32U : 8U);
   m_small_slot_ring = m_oversubscribed ? 256U : 64U;
   const std::size_t slots = layout.reserve(m_slot_ring * size * slot_stride, 4096);
-  const std::size_t small_slots = layout.reserve(m_small_slot_ring * size * small_slot_stride, 4096);
+  const std::size_t small_slots =
+      layout.reserve(m_small_slot_ring * size * small_slot_stride, 4096);
   const std::size_t data = layout.reserve(2 * m_tuning.region_bytes, 4096);
   m_segment = shm_segment(impl.node(), layout.size());
   m_posted = slot_array<padded_flag>(m_segment.bytes_at(posted, size * cache_line_size), size);
@@ -129,16 +135,25 @@ void coll_engine::probe_single_copy(MPI_Comm node) {
     const int peer = (m_rank + 1) % m_size;
     std::uint64_t seen = 0;
     iovec local{&seen, sizeof seen};
-    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(addresses[static_cast<std::size_t>(peer)])),
+    iovec remote{reinterpret_cast<void*>(
+                     static_cast<std::uintptr_t>(addresses[static_cast<std::size_t>(peer)])),
                  sizeof seen};
-    const ssize_t got = ::process_vm_readv(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0);
-    works = got == static_cast<ssize_t>(sizeof seen) && seen == 0x5eed0000ULL + static_cast<std::uint64_t>(peer) ? 1 : 0;
-    // Writing the same value back tests the root's push (process_vm_writev) without changing anything.
-    const ssize_t put = works == 1 ? ::process_vm_writev(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0) : -1;
+    const ssize_t got =
+        ::process_vm_readv(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0);
+    works = got == static_cast<ssize_t>(sizeof seen) &&
+                    seen == 0x5eed0000ULL + static_cast<std::uint64_t>(peer)
+                ? 1
+                : 0;
+    // Writing the same value back tests the root's push (process_vm_writev) without changing
+    // anything.
+    const ssize_t put = works == 1 ? ::process_vm_writev(m_pids[static_cast<std::size_t>(peer)],
+                                                         &local, 1, &remote, 1, 0)
+                                   : -1;
     const int pushes = put == static_cast<ssize_t>(sizeof seen) ? 1 : 0;
     int all_work[2] = {0, 0};
     int outcomes[2] = {works, pushes};
-    CACHECOMM_MPI(MPI_Allreduce(outcomes, all_work, 2, MPI_INT, MPI_MIN, node));  // also keeps `marker` alive
+    CACHECOMM_MPI(
+        MPI_Allreduce(outcomes, all_work, 2, MPI_INT, MPI_MIN, node));  // also keeps `marker` alive
     works = all_work[0];
     m_cma_push = works == 1 && all_work[1] == 1;
     (void)marker;
@@ -146,14 +161,17 @@ void coll_engine::probe_single_copy(MPI_Comm node) {
   m_cma = works == 1;
 }
 
-std::uint32_t coll_engine::begin_step() { return ++m_step; }
+std::uint32_t coll_engine::begin_step() {
+  return ++m_step;
+}
 
 void coll_engine::ensure_free(std::uint32_t step, std::uint32_t depth) {
   const std::uint32_t needed = step - depth;
   if (sequence_reached(m_all_done, needed)) return;
   // A writer that has run a whole ring ahead waits until its readers are half a ring behind, not
-  // just one slot: otherwise it would re-read their `done` lines (and they re-acquire them) on every
-  // step. Safe for deep rings only: every rank has finished all steps but its last one or two.
+  // just one slot: otherwise it would re-read their `done` lines (and they re-acquire them) on
+  // every step. Safe for deep rings only: every rank has finished all steps but its last one or
+  // two.
   const std::uint32_t target = depth >= 8 ? step - depth / 2 : needed;
   std::uint32_t lowest = m_step;
   for (int rank = 0; rank < m_size; ++rank) {
@@ -161,7 +179,8 @@ void coll_engine::ensure_free(std::uint32_t step, std::uint32_t depth) {
     auto& word = m_done[static_cast<std::size_t>(rank)].value;
     std::uint32_t value = word.load(std::memory_order_acquire);
     if (!sequence_reached(value, needed) || (depth >= 8 && !sequence_reached(value, target))) {
-      m_wait->wait_reach(word, target, rank, "collective (a rank still reading the buffer about to be reused)");
+      m_wait->wait_reach(word, target, rank,
+                         "collective (a rank still reading the buffer about to be reused)");
       value = word.load(std::memory_order_acquire);
     }
     if (!sequence_reached(value, lowest)) lowest = value;
@@ -201,7 +220,9 @@ void coll_engine::wait_slot(int rank, std::uint32_t step, std::size_t bytes, con
   m_wait->wait_reach(slot_sequence(rank, step, bytes), step, rank, what);
 }
 
-void coll_engine::post_region(std::uint32_t step) { m_wait->publish(m_posted[static_cast<std::size_t>(m_rank)].value, step); }
+void coll_engine::post_region(std::uint32_t step) {
+  m_wait->publish(m_posted[static_cast<std::size_t>(m_rank)].value, step);
+}
 
 void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
   m_wait->wait_reach(m_posted[static_cast<std::size_t>(rank)].value, step, rank, what);
@@ -210,21 +231,28 @@ void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
 // ---------------------------------------------------------------------------------------------
 // Broadcast
 
-void coll_engine::broadcast(void* buffer, std::size_t bytes, int root, broadcast_algorithm algorithm) {
+void coll_engine::broadcast(void* buffer, std::size_t bytes, int root,
+                            broadcast_algorithm algorithm) {
   if (m_size == 1 || bytes == 0) return;
   switch (algorithm) {
     case broadcast_algorithm::central:
-      if (bytes <= slot_payload) broadcast_slots(buffer, bytes, root);
-      else broadcast_region(buffer, bytes, root, 1);
+      if (bytes <= slot_payload)
+        broadcast_slots(buffer, bytes, root);
+      else
+        broadcast_region(buffer, bytes, root, 1);
       return;
     case broadcast_algorithm::double_buffer:
-      if (bytes <= slot_payload) broadcast_slots(buffer, bytes, root);
-      else broadcast_region(buffer, bytes, root, 2);
+      if (bytes <= slot_payload)
+        broadcast_slots(buffer, bytes, root);
+      else
+        broadcast_region(buffer, bytes, root, 2);
       return;
     case broadcast_algorithm::tree: broadcast_tree(buffer, bytes, root); return;
     case broadcast_algorithm::single_copy:
-      if (m_cma) broadcast_single_copy(buffer, bytes, root);
-      else broadcast_region(buffer, bytes, root, 2);
+      if (m_cma)
+        broadcast_single_copy(buffer, bytes, root);
+      else
+        broadcast_region(buffer, bytes, root, 2);
       return;
     case broadcast_algorithm::automatic: break;
   }
@@ -252,8 +280,8 @@ void coll_engine::broadcast_tree(void* buffer, std::size_t bytes, int root) {
   // Binomial tree on ranks relative to the root: parent clears the highest bit, so each slot has
   // at most log2(P) readers instead of P-1.
   const auto relative = static_cast<unsigned>((m_rank - root + m_size) % m_size);
-  const int parent = relative == 0 ? -1
-                                   : (static_cast<int>(relative - std::bit_floor(relative)) + root) % m_size;
+  const int parent =
+      relative == 0 ? -1 : (static_cast<int>(relative - std::bit_floor(relative)) + root) % m_size;
   const unsigned first_child = relative == 0 ? 1U : std::bit_floor(relative) << 1;
   const bool has_children = relative + first_child < static_cast<unsigned>(m_size);
   auto* data = static_cast<std::byte*>(buffer);
@@ -280,7 +308,8 @@ void coll_engine::broadcast_tree(void* buffer, std::size_t bytes, int root) {
 void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth) {
   // depth 1 is the seed's centralized algorithm: each chunk fills the region and the root waits for
   // every reader before the next; depth 2 double-buffers in pipeline chunks.
-  const std::size_t chunk = depth == 1 || m_oversubscribed ? m_tuning.region_bytes : m_tuning.chunk_bytes;
+  const std::size_t chunk =
+      depth == 1 || m_oversubscribed ? m_tuning.region_bytes : m_tuning.chunk_bytes;
   auto* data = static_cast<std::byte*>(buffer);
   for (std::size_t offset = 0; offset < bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, bytes - offset);
@@ -297,11 +326,13 @@ void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, st
   }
 }
 
-int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address, std::size_t bytes, bool push) {
+int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address,
+                      std::size_t bytes, bool push) {
   std::size_t copied = 0;
   while (copied < bytes) {
     iovec local{local_data + copied, bytes - copied};
-    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(remote_address + copied)), bytes - copied};
+    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(remote_address + copied)),
+                 bytes - copied};
     const ssize_t got = push ? ::process_vm_writev(pid, &local, 1, &remote, 1, 0)
                              : ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (got < 0) {
@@ -315,17 +346,17 @@ int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_add
 }
 
 void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int root) {
-  // Root and readers copy at once: each reader pulls the front of the message from the root's buffer
-  // while the root pushes the tail (1/P of it) into every reader's buffer. One core alone cannot
-  // keep enough line transfers in flight to use the bandwidth between caches.
+  // Root and readers copy at once: each reader pulls the front of the message from the root's
+  // buffer while the root pushes the tail (1/P of it) into every reader's buffer. One core alone
+  // cannot keep enough line transfers in flight to use the bandwidth between caches.
   const auto size = static_cast<std::size_t>(m_size);
   const std::size_t pushed = m_cma_push && bytes >= (64U << 10) ? bytes / size / 4096 * 4096 : 0;
   const std::size_t pulled = bytes - pushed;
   auto* data = static_cast<std::byte*>(buffer);
   const std::uint32_t step = begin_step();
   auto& own_line = m_address[static_cast<std::size_t>(m_rank)];
-  std::atomic_ref<std::uint64_t>(address_word(own_line)).store(reinterpret_cast<std::uintptr_t>(buffer),
-                                                               std::memory_order_relaxed);
+  std::atomic_ref<std::uint64_t>(address_word(own_line))
+      .store(reinterpret_cast<std::uintptr_t>(buffer), std::memory_order_relaxed);
   if (m_rank == root) {
     // Word 1 of the root's line: the step whose push failed (readers then pull everything).
     int push_error = 0;
@@ -338,8 +369,8 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
             std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(rank)]))
                 .load(std::memory_order_relaxed);
         if (push_error == 0) {
-          push_error = cross_memory_copy(m_pids[static_cast<std::size_t>(rank)], data + pulled, address + pulled,
-                                         pushed, true);
+          push_error = cross_memory_copy(m_pids[static_cast<std::size_t>(rank)], data + pulled,
+                                         address + pulled, pushed, true);
         }
       }
       std::atomic_ref<std::uint64_t>((&address_word(own_line))[1])
@@ -358,21 +389,23 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
   post_region(step);  // this rank's address, for the root's push
   wait_region(root, step, "broadcast (root's address)");
   auto& root_line = m_address[static_cast<std::size_t>(root)];
-  const std::uint64_t address = std::atomic_ref<std::uint64_t>(address_word(root_line)).load(std::memory_order_relaxed);
+  const std::uint64_t address =
+      std::atomic_ref<std::uint64_t>(address_word(root_line)).load(std::memory_order_relaxed);
   const pid_t root_pid = m_pids[static_cast<std::size_t>(root)];
   int error_number = cross_memory_copy(root_pid, data, address, pulled, false);
   if (pushed > 0) {
-    m_wait->wait_reach(m_done[static_cast<std::size_t>(root)].value, step, root, "broadcast (root's single-copy push)");
-    const std::uint64_t failed =
-        std::atomic_ref<std::uint64_t>((&address_word(root_line))[1]).load(std::memory_order_relaxed);
+    m_wait->wait_reach(m_done[static_cast<std::size_t>(root)].value, step, root,
+                       "broadcast (root's single-copy push)");
+    const std::uint64_t failed = std::atomic_ref<std::uint64_t>((&address_word(root_line))[1])
+                                     .load(std::memory_order_relaxed);
     if (error_number == 0 && failed == step) {
       error_number = cross_memory_copy(root_pid, data + pulled, address + pulled, pushed, false);
     }
   }
   finish_step(step);  // let the root go; this rank reports a failure
   if (error_number != 0) {
-    throw system_error("cachecomm: single-copy broadcast: process_vm_readv from node rank " + std::to_string(root) +
-                           " failed",
+    throw system_error("cachecomm: single-copy broadcast: process_vm_readv from node rank " +
+                           std::to_string(root) + " failed",
                        error_number);
   }
 }
@@ -380,8 +413,8 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
 // ---------------------------------------------------------------------------------------------
 // Reduce / allreduce
 
-void coll_engine::reduce(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root,
-                         reduce_algorithm algorithm) {
+void coll_engine::reduce(const void* input, void* output, std::size_t count, datatype type,
+                         reduce_op op, int root, reduce_algorithm algorithm) {
   if (count == 0) return;
   const bool receiver = root < 0 || root == m_rank;
   if (m_size == 1) {
@@ -390,15 +423,19 @@ void coll_engine::reduce(const void* input, void* output, std::size_t count, dat
   }
   switch (algorithm) {
     case reduce_algorithm::slots: reduce_slots(input, output, count, type, op, root); return;
-    case reduce_algorithm::reduce_scatter: reduce_scatter(input, output, count, type, op, root); return;
-    case reduce_algorithm::gather_reduce: reduce_gather(input, output, count, type, op, root); return;
+    case reduce_algorithm::reduce_scatter:
+      reduce_scatter(input, output, count, type, op, root);
+      return;
+    case reduce_algorithm::gather_reduce:
+      reduce_gather(input, output, count, type, op, root);
+      return;
     case reduce_algorithm::automatic: break;
   }
   throw usage_error("cachecomm: coll_engine::reduce needs a concrete algorithm");
 }
 
-void coll_engine::reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
-                               int root) {
+void coll_engine::reduce_slots(const void* input, void* output, std::size_t count, datatype type,
+                               reduce_op op, int root) {
   const std::size_t element = size_of(type);
   const std::size_t per_slot = count * element <= slot_payload ? count : slot_payload / element;
   const bool receiver = root < 0 || root == m_rank;
@@ -431,8 +468,8 @@ void coll_engine::reduce_slots(const void* input, void* output, std::size_t coun
   }
 }
 
-void coll_engine::reduce_scatter(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
-                                 int root) {
+void coll_engine::reduce_scatter(const void* input, void* output, std::size_t count, datatype type,
+                                 reduce_op op, int root) {
   const std::size_t element = size_of(type);
   const std::size_t per_line = cache_line_size / element;
   const auto size = static_cast<std::size_t>(m_size);
@@ -449,7 +486,9 @@ void coll_engine::reduce_scatter(const void* input, void* output, std::size_t co
   for (std::size_t first = 0; first < count; first += step_elements) {
     const std::size_t n = std::min(step_elements, count - first);
     const std::size_t lines = (n + per_line - 1) / per_line;
-    auto slice_begin = [&](std::size_t slice) { return std::min(n, lines * slice / size * per_line); };
+    auto slice_begin = [&](std::size_t slice) {
+      return std::min(n, lines * slice / size * per_line);
+    };
     const std::byte* in_chunk = in + first * element;
     std::byte* out_chunk = out + first * element;
 
@@ -461,7 +500,8 @@ void coll_engine::reduce_scatter(const void* input, void* output, std::size_t co
       if (slice == me) continue;
       const std::size_t begin = slice_begin(slice);
       const std::size_t end = slice_begin(slice + 1);
-      std::memcpy(staging + me * step_bytes + begin * element, in_chunk + begin * element, (end - begin) * element);
+      std::memcpy(staging + me * step_bytes + begin * element, in_chunk + begin * element,
+                  (end - begin) * element);
     }
     post_region(staged);
     for (int rank = 0; rank < m_size; ++rank) {
@@ -476,7 +516,8 @@ void coll_engine::reduce_scatter(const void* input, void* output, std::size_t co
     const std::size_t end = slice_begin(me + 1);
     if (end > begin) {
       for (std::size_t rank = 0; rank < size; ++rank) {
-        m_inputs[rank] = rank == me ? in_chunk + begin * element : staging + rank * step_bytes + begin * element;
+        m_inputs[rank] =
+            rank == me ? in_chunk + begin * element : staging + rank * step_bytes + begin * element;
       }
       void* shared_out = others_receive ? result + begin * element : nullptr;
       void* own_out = receiver ? out_chunk + begin * element : nullptr;
@@ -504,7 +545,8 @@ void coll_engine::reduce_scatter(const void* input, void* output, std::size_t co
 // ---------------------------------------------------------------------------------------------
 // Allgather
 
-void coll_engine::allgather(const void* input, void* output, std::size_t block_bytes, allgather_algorithm algorithm) {
+void coll_engine::allgather(const void* input, void* output, std::size_t block_bytes,
+                            allgather_algorithm algorithm) {
   if (algorithm == allgather_algorithm::automatic) {
     throw usage_error("cachecomm: coll_engine::allgather needs a concrete algorithm");
   }
@@ -513,7 +555,8 @@ void coll_engine::allgather(const void* input, void* output, std::size_t block_b
     allgather_single_copy(input, output, block_bytes);
     return;
   }
-  allgather_central(input, output, block_bytes);  // also single_copy when cross-memory attach is refused
+  allgather_central(input, output,
+                    block_bytes);  // also single_copy when cross-memory attach is refused
 }
 
 void coll_engine::allgather_central(const void* input, void* output, std::size_t block_bytes) {
@@ -523,7 +566,8 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
   if (input != out + me * block_bytes) std::memcpy(out + me * block_bytes, input, block_bytes);
   if (m_size == 1) return;
   const bool use_slots = block_bytes <= slot_payload;
-  const std::size_t chunk = use_slots ? slot_payload : m_tuning.region_bytes / size / cache_line_size * cache_line_size;
+  const std::size_t chunk =
+      use_slots ? slot_payload : m_tuning.region_bytes / size / cache_line_size * cache_line_size;
   const auto* in = static_cast<const std::byte*>(input);
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);

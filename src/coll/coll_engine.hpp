@@ -24,15 +24,17 @@ namespace cachecomm::detail {
 
 class comm_impl;
 
-/// Copies `bytes` between this process and `pid` with cross-memory attach (`push`: local to remote).
-/// Returns 0 or the errno of the failure.
-int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address, std::size_t bytes, bool push);
+/// Copies `bytes` between this process and `pid` with cross-memory attach (`push`: local to
+/// remote). Returns 0 or the errno of the failure.
+int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address,
+                      std::size_t bytes, bool push);
 
 struct coll_tuning {
-  std::size_t region_bytes = 1 << 20;   ///< each half of the data region
-  std::size_t chunk_bytes = 128 << 10;  ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
-  bool single_copy = true;              ///< allow cross-memory attach
-  bool check = false;                   ///< verify matching arguments across ranks
+  std::size_t region_bytes = 1 << 20;  ///< each half of the data region
+  std::size_t chunk_bytes =
+      128 << 10;            ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
+  bool single_copy = true;  ///< allow cross-memory attach
+  bool check = false;       ///< verify matching arguments across ranks
   // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: the table in collectives.cpp)
   broadcast_algorithm broadcast = broadcast_algorithm::automatic;
   reduce_algorithm reduce = reduce_algorithm::automatic;
@@ -63,23 +65,29 @@ class coll_engine {
   [[nodiscard]] bool single_copy_push_available() const { return m_cma_push; }
   /// Automatic choice: single-copy broadcast from this size (2 ranks per node, not oversubscribed).
   static constexpr std::size_t single_copy_min_bytes = 512U << 10;
-  /// Automatic choice: single-copy allgather from this block size (2 ranks per node, not oversubscribed).
+  /// Automatic choice: single-copy allgather from this block size (2 ranks per node, not
+  /// oversubscribed).
   static constexpr std::size_t allgather_single_copy_min_bytes = 2U << 20;
   [[nodiscard]] const coll_tuning& tuning() const { return m_tuning; }
   [[nodiscard]] int node_size() const { return m_size; }
   [[nodiscard]] int node_rank() const { return m_rank; }
   [[nodiscard]] bool oversubscribed() const { return m_oversubscribed; }
   /// Multi-node communicators only: node index and node rank of each communicator rank.
-  [[nodiscard]] int node_of(int rank) const { return m_node_of_rank.at(static_cast<std::size_t>(rank)); }
-  [[nodiscard]] int node_rank_of(int rank) const { return m_node_rank_of_rank.at(static_cast<std::size_t>(rank)); }
+  [[nodiscard]] int node_of(int rank) const {
+    return m_node_of_rank.at(static_cast<std::size_t>(rank));
+  }
+  [[nodiscard]] int node_rank_of(int rank) const {
+    return m_node_rank_of_rank.at(static_cast<std::size_t>(rank));
+  }
 
   /// Concrete algorithms only. Ranks are node ranks.
   void broadcast(void* buffer, std::size_t bytes, int root, broadcast_algorithm algorithm);
   /// root < 0: every rank receives (allreduce). `input` may equal `output`.
-  void reduce(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root,
-              reduce_algorithm algorithm);
+  void reduce(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
+              int root, reduce_algorithm algorithm);
   /// `input` may equal output + node_rank * block_bytes.
-  void allgather(const void* input, void* output, std::size_t block_bytes, allgather_algorithm algorithm);
+  void allgather(const void* input, void* output, std::size_t block_bytes,
+                 allgather_algorithm algorithm);
 
  private:
   struct slot_header {
@@ -107,7 +115,8 @@ class coll_engine {
   [[nodiscard]] std::byte* slot_data(int rank, std::uint32_t step, std::size_t bytes) const {
     return slot(rank, step, bytes) + slot_header_bytes;
   }
-  [[nodiscard]] std::atomic<std::uint32_t>& slot_sequence(int rank, std::uint32_t step, std::size_t bytes) const {
+  [[nodiscard]] std::atomic<std::uint32_t>& slot_sequence(int rank, std::uint32_t step,
+                                                          std::size_t bytes) const {
     return reinterpret_cast<slot_header*>(slot(rank, step, bytes))->sequence;
   }
   [[nodiscard]] std::byte* region(std::uint32_t step) const {
@@ -125,13 +134,17 @@ class coll_engine {
   void broadcast_tree(void* buffer, std::size_t bytes, int root);
   void broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth);
   void broadcast_single_copy(void* buffer, std::size_t bytes, int root);
-  void reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);
-  void reduce_scatter(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);
-  void reduce_gather(const void* input, void* output, std::size_t count, datatype type, reduce_op op, int root);  // reduce_large.cpp
+  void reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
+                    int root);
+  void reduce_scatter(const void* input, void* output, std::size_t count, datatype type,
+                      reduce_op op, int root);
+  void reduce_gather(const void* input, void* output, std::size_t count, datatype type,
+                     reduce_op op, int root);  // reduce_large.cpp
   /// Bytes each rank stages per step in reduce_gather (smaller when the region is short).
   static constexpr std::size_t reduce_gather_chunk = 64U << 10;
   void allgather_central(const void* input, void* output, std::size_t block_bytes);
-  void allgather_single_copy(const void* input, void* output, std::size_t block_bytes);  // allgather_single_copy.cpp
+  void allgather_single_copy(const void* input, void* output,
+                             std::size_t block_bytes);  // allgather_single_copy.cpp
   void probe_single_copy(MPI_Comm node);
 
   int m_size = 1;
@@ -144,9 +157,10 @@ class coll_engine {
   shm_segment m_segment;
   slot_array<padded_flag> m_posted;
   slot_array<padded_flag> m_done;
-  slot_array<padded_flag> m_address;  // single copy: each rank's buffer address (word 0), root's failed push (word 1)
-  std::byte* m_slots = nullptr;       // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
-  std::byte* m_region = nullptr;      // two halves of region_bytes
+  slot_array<padded_flag>
+      m_address;  // single copy: each rank's buffer address (word 0), root's failed push (word 1)
+  std::byte* m_slots = nullptr;  // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
+  std::byte* m_region = nullptr;  // two halves of region_bytes
   std::vector<pid_t> m_pids;
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
   std::vector<int> m_node_of_rank;

@@ -10,8 +10,8 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "core/comm_impl.hpp"
-#include "core/mpi_types.hpp"
 #include "core/mpi_check.hpp"
+#include "core/mpi_types.hpp"
 
 namespace cachecomm {
 
@@ -21,17 +21,20 @@ using detail::mpi_op_of;
 namespace {
 
 const detail::setting_declaration broadcast_setting{
-    "CACHECOMM_BCAST", "auto", "Broadcast algorithm: auto, central, double-buffer, tree, single-copy."};
+    "CACHECOMM_BCAST", "auto",
+    "Broadcast algorithm: auto, central, double-buffer, tree, single-copy."};
 const detail::setting_declaration reduce_setting{
     "CACHECOMM_REDUCE", "auto", "Reduce algorithm: auto, slots, reduce-scatter, gather-reduce."};
 const detail::setting_declaration allreduce_setting{
-    "CACHECOMM_ALLREDUCE", "auto", "Allreduce algorithm: auto, slots, reduce-scatter, gather-reduce."};
+    "CACHECOMM_ALLREDUCE", "auto",
+    "Allreduce algorithm: auto, slots, reduce-scatter, gather-reduce."};
 const detail::setting_declaration allgather_setting{
     "CACHECOMM_ALLGATHER", "auto", "Allgather algorithm: auto, central, single-copy."};
 const detail::setting_declaration check_setting{
     "CACHECOMM_CHECK", "0",
     "Verify on every collective that all ranks pass the same operation, count, type, reduction and "
-    "root, and report bad arguments on every rank (one extra MPI allreduce per call; off by default)."};
+    "root, and report bad arguments on every rank (one extra MPI allreduce per call; off by "
+    "default)."};
 
 template <typename Enum>
 Enum parse_named(std::string_view text, const std::vector<Enum>& all, const char* what) {
@@ -41,8 +44,8 @@ Enum parse_named(std::string_view text, const std::vector<Enum>& all, const char
     if (to_string(value) == text) return value;
     names += ", " + std::string(to_string(value));
   }
-  throw invalid_argument("cachecomm: unknown " + std::string(what) + " algorithm '" + std::string(text) + "' (use " +
-                         names + ")");
+  throw invalid_argument("cachecomm: unknown " + std::string(what) + " algorithm '" +
+                         std::string(text) + "' (use " + names + ")");
 }
 
 enum class operation_kind { broadcast = 1, reduce, allreduce, allgather };
@@ -74,16 +77,20 @@ struct call_signature {
   int root;
 };
 
-std::string local_problem(comm& c, const call_signature& call, const void* send, const void* receive) {
+std::string local_problem(comm& c, const call_signature& call, const void* send,
+                          const void* receive) {
   const char* what = name_of(call.kind);
   const int type_value = static_cast<int>(call.type);
   if (type_value < 0 || type_value > static_cast<int>(datatype::byte)) {
-    return std::string("cachecomm: ") + what + ": unknown datatype value " + std::to_string(type_value);
+    return std::string("cachecomm: ") + what + ": unknown datatype value " +
+           std::to_string(type_value);
   }
   const std::size_t element = size_of(call.type);
   std::size_t total_bytes = 0;
-  if (__builtin_mul_overflow(call.count, element * static_cast<std::size_t>(c.size()), &total_bytes)) {
-    return std::string("cachecomm: ") + what + ": count " + std::to_string(call.count) + " overflows the byte size";
+  if (__builtin_mul_overflow(call.count, element * static_cast<std::size_t>(c.size()),
+                             &total_bytes)) {
+    return std::string("cachecomm: ") + what + ": count " + std::to_string(call.count) +
+           " overflows the byte size";
   }
   if (call.kind == operation_kind::broadcast || call.kind == operation_kind::reduce) {
     if (call.root < 0 || call.root >= c.size()) {
@@ -94,33 +101,39 @@ std::string local_problem(comm& c, const call_signature& call, const void* send,
   if (call.kind == operation_kind::reduce || call.kind == operation_kind::allreduce) {
     if (call.op == reduce_op::replace) {
       return std::string("cachecomm: ") + what +
-             ": reduce_op::replace is not supported by collectives (it is an accumulate operation); use sum, "
+             ": reduce_op::replace is not supported by collectives (it is an accumulate "
+             "operation); use sum, "
              "product, min, max, or a logical or bitwise operation";
     }
     if (!supports(call.type, call.op)) {
       return std::string("cachecomm: ") + what + ": operation " + std::string(to_string(call.op)) +
              " is not supported on " + std::string(to_string(call.type)) +
-             " (min/max need real numbers; logical and bitwise operations need integers; bytes can only be moved)";
+             " (min/max need real numbers; logical and bitwise operations need integers; bytes can "
+             "only be moved)";
     }
   }
   if (call.count == 0) return {};
   const bool receives = call.kind != operation_kind::reduce || call.root == c.rank();
   if (call.kind == operation_kind::broadcast) {
-    if (receive == nullptr) return "cachecomm: broadcast: buffer is null but count is " + std::to_string(call.count);
+    if (receive == nullptr)
+      return "cachecomm: broadcast: buffer is null but count is " + std::to_string(call.count);
     if (receive == in_place) return "cachecomm: broadcast: in_place is not a buffer";
     return {};
   }
   if (send == nullptr) {
-    return std::string("cachecomm: ") + what + ": send buffer is null but count is " + std::to_string(call.count) +
+    return std::string("cachecomm: ") + what + ": send buffer is null but count is " +
+           std::to_string(call.count) +
            " (use cachecomm::in_place to reduce the receive buffer in place)";
   }
   if (receives && (receive == nullptr || receive == in_place)) {
-    return std::string("cachecomm: ") + what + ": receive buffer is " + (receive == nullptr ? "null" : "in_place") +
-           " but count is " + std::to_string(call.count);
+    return std::string("cachecomm: ") + what + ": receive buffer is " +
+           (receive == nullptr ? "null" : "in_place") + " but count is " +
+           std::to_string(call.count);
   }
   if (send == in_place && !receives) {
     if (receive == nullptr) {
-      return "cachecomm: reduce: send is in_place on a non-root rank, so the input would be the receive buffer, "
+      return "cachecomm: reduce: send is in_place on a non-root rank, so the input would be the "
+             "receive buffer, "
              "which is null";
     }
   }
@@ -142,46 +155,57 @@ void check_call(comm& c, detail::coll_engine& engine, const call_signature& call
   }
   // Max of (v, -v) gives every rank the largest and smallest value of each field at once.
   constexpr int fields = 6;
-  const std::array<long long, fields> values = {static_cast<long long>(call.kind), static_cast<long long>(call.count),
-                                                static_cast<long long>(call.type), static_cast<long long>(call.op),
-                                                call.kind == operation_kind::broadcast || call.kind == operation_kind::reduce
-                                                    ? call.root : 0,
-                                                problem.empty() ? 0 : 1};
+  const std::array<long long, fields> values = {
+      static_cast<long long>(call.kind),
+      static_cast<long long>(call.count),
+      static_cast<long long>(call.type),
+      static_cast<long long>(call.op),
+      call.kind == operation_kind::broadcast || call.kind == operation_kind::reduce ? call.root : 0,
+      problem.empty() ? 0 : 1};
   std::array<long long, 2 * fields> local{};
   for (int i = 0; i < fields; ++i) {
     local[static_cast<std::size_t>(i)] = values[static_cast<std::size_t>(i)];
     local[static_cast<std::size_t>(fields + i)] = -values[static_cast<std::size_t>(i)];
   }
   std::array<long long, 2 * fields> global{};
-  CACHECOMM_MPI(MPI_Allreduce(local.data(), global.data(), 2 * fields, MPI_LONG_LONG, MPI_MAX, c.mpi_comm()));
+  CACHECOMM_MPI(
+      MPI_Allreduce(local.data(), global.data(), 2 * fields, MPI_LONG_LONG, MPI_MAX, c.mpi_comm()));
   if (!problem.empty()) throw_problem();
   if (global[fields - 1] != 0) {
     throw invalid_argument(std::string("cachecomm: ") + name_of(call.kind) +
                            ": another rank passed invalid arguments (see its error)");
   }
-  static const char* const names[fields] = {"operation", "count", "datatype", "reduction", "root", ""};
+  static const char* const names[fields] = {"operation", "count", "datatype",
+                                            "reduction", "root",  ""};
   for (int i = 0; i < fields - 1; ++i) {
     const long long largest = global[static_cast<std::size_t>(i)];
     const long long smallest = -global[static_cast<std::size_t>(fields + i)];
     if (largest != smallest) {
-      throw usage_error(std::string("cachecomm: ") + name_of(call.kind) + ": ranks disagree on the " + names[i] +
-                        " (values from " + std::to_string(smallest) + " to " + std::to_string(largest) +
-                        "; this rank passed " + std::to_string(values[static_cast<std::size_t>(i)]) + ")");
+      throw usage_error(
+          std::string("cachecomm: ") + name_of(call.kind) + ": ranks disagree on the " + names[i] +
+          " (values from " + std::to_string(smallest) + " to " + std::to_string(largest) +
+          "; this rank passed " + std::to_string(values[static_cast<std::size_t>(i)]) + ")");
     }
   }
 }
 
-detail::coll_engine& engine_of(comm& c) { return detail::coll_engine::of(c.impl()); }
+detail::coll_engine& engine_of(comm& c) {
+  return detail::coll_engine::of(c.impl());
+}
 
-std::pair<broadcast_algorithm, const char*> choose_broadcast(const detail::coll_engine& engine, std::size_t bytes) {
+std::pair<broadcast_algorithm, const char*> choose_broadcast(const detail::coll_engine& engine,
+                                                             std::size_t bytes) {
   if (engine.tuning().broadcast != broadcast_algorithm::automatic) {
     return {engine.tuning().broadcast, "set by CACHECOMM_BCAST"};
   }
   if (bytes <= detail::coll_engine::slot_payload) {
     if (engine.node_size() > 8 && !engine.oversubscribed()) {
-      return {broadcast_algorithm::tree, "small message, more than 8 ranks: a binomial tree of slots keeps each line's readers few"};
+      return {broadcast_algorithm::tree,
+              "small message, more than 8 ranks: a binomial tree of slots keeps each line's "
+              "readers few"};
     }
-    return {broadcast_algorithm::double_buffer, "small message: the root's slot (data in the flag's line), read by every rank"};
+    return {broadcast_algorithm::double_buffer,
+            "small message: the root's slot (data in the flag's line), read by every rank"};
   }
   // Cross-memory attach with both sides copying (the root pushes half, the reader pulls half) from
   // 512 KiB at 2 ranks per node, each on its own core. Measured at 2 ranks on 2 cores: 1 MiB takes
@@ -189,27 +213,32 @@ std::pair<broadcast_algorithm, const char*> choose_broadcast(const detail::coll_
   // with a cache-hot one (double-buffer: 1.3x); below ~384 KiB the pipelined copy is faster. Not
   // chosen with more ranks (unmeasured: the root pushes to one reader after another) or when
   // oversubscribed (a pushing root and a pulling reader would take turns on one core).
-  if (bytes >= detail::coll_engine::single_copy_min_bytes && engine.node_size() == 2 && !engine.oversubscribed() &&
-      engine.single_copy_push_available()) {
+  if (bytes >= detail::coll_engine::single_copy_min_bytes && engine.node_size() == 2 &&
+      !engine.oversubscribed() && engine.single_copy_push_available()) {
     return {broadcast_algorithm::single_copy,
-            "large message, 2 ranks on their own cores: cross-memory attach, the root pushes half while the reader "
+            "large message, 2 ranks on their own cores: cross-memory attach, the root pushes half "
+            "while the reader "
             "pulls the other half"};
   }
   return {broadcast_algorithm::double_buffer,
-          "larger message: pipelined through two shared buffers (the root fills one while the others drain the "
+          "larger message: pipelined through two shared buffers (the root fills one while the "
+          "others drain the "
           "other)"};
 }
 
-std::pair<reduce_algorithm, const char*> choose_reduce(const detail::coll_engine& engine, std::size_t bytes,
-                                                       reduce_algorithm requested, const char* setting,
-                                                       bool rooted) {
+std::pair<reduce_algorithm, const char*> choose_reduce(const detail::coll_engine& engine,
+                                                       std::size_t bytes,
+                                                       reduce_algorithm requested,
+                                                       const char* setting, bool rooted) {
   if (requested != reduce_algorithm::automatic) return {requested, setting};
   if (bytes <= detail::coll_engine::slot_payload || engine.node_size() == 1) {
-    return {reduce_algorithm::slots, "small message: one slot per rank, the reducer reads them in rank order"};
+    return {reduce_algorithm::slots,
+            "small message: one slot per rank, the reducer reads them in rank order"};
   }
   if (rooted && engine.oversubscribed() && bytes <= (128U << 10)) {
     return {reduce_algorithm::slots,
-            "oversubscribed rooted reduce up to 128 KiB: the other ranks post and leave, one scheduler round "
+            "oversubscribed rooted reduce up to 128 KiB: the other ranks post and leave, one "
+            "scheduler round "
             "instead of the reduce-scatter's three"};
   }
   // At 2 ranks each on its own core: both ranks stage their input and reduce everything themselves
@@ -219,11 +248,13 @@ std::pair<reduce_algorithm, const char*> choose_reduce(const detail::coll_engine
   // would read P-1 inputs; when oversubscribed its many short steps cost scheduler rounds.
   if (engine.node_size() == 2 && !engine.oversubscribed()) {
     return {reduce_algorithm::gather_reduce,
-            "large message, 2 ranks on their own cores: each rank stages its input in pipeline chunks and "
+            "large message, 2 ranks on their own cores: each rank stages its input in pipeline "
+            "chunks and "
             "reduces both inputs itself, in one pass"};
   }
   return {reduce_algorithm::reduce_scatter,
-          "large message: each rank reduces one slice of every input (pipelined), then the slices are gathered"};
+          "large message: each rank reduces one slice of every input (pipelined), then the slices "
+          "are gathered"};
 }
 
 std::pair<allgather_algorithm, const char*> choose_allgather(const detail::coll_engine& engine,
@@ -232,23 +263,28 @@ std::pair<allgather_algorithm, const char*> choose_allgather(const detail::coll_
     return {engine.tuning().allgather, "set by CACHECOMM_ALLGATHER"};
   }
   // Single copy saves one of central's P + 1 block copies per rank (its own block into shared
-  // memory), but process_vm_readv moves fewer bytes per second than memcpy between the caches (it pins
-  // every page first). Measured on 2 cores, vs Open MPI in the same run: at 2 ranks central is
+  // memory), but process_vm_readv moves fewer bytes per second than memcpy between the caches (it
+  // pins every page first). Measured on 2 cores, vs Open MPI in the same run: at 2 ranks central is
   // 0.89-0.91 at 256 KiB (single copy 0.98), they tie at 512 KiB-1 MiB, and from 2 MiB single copy
-  // wins (0.96-1.03 against central's 1.04-1.15). Oversubscribed (4 and 8 ranks) central wins at every
-  // size (4 MiB: 0.62 against 0.80-0.87): the cores are the bottleneck, and the CPU time per byte
-  // counts, not the copies saved. With more ranks on their own cores the copy saved is a smaller part.
+  // wins (0.96-1.03 against central's 1.04-1.15). Oversubscribed (4 and 8 ranks) central wins at
+  // every size (4 MiB: 0.62 against 0.80-0.87): the cores are the bottleneck, and the CPU time per
+  // byte counts, not the copies saved. With more ranks on their own cores the copy saved is a
+  // smaller part.
   if (engine.single_copy_available() && engine.node_size() == 2 && !engine.oversubscribed() &&
       block_bytes >= detail::coll_engine::allgather_single_copy_min_bytes) {
     return {allgather_algorithm::single_copy,
-            "large blocks, 2 ranks on their own cores: each rank pulls the other's block straight from its buffer "
+            "large blocks, 2 ranks on their own cores: each rank pulls the other's block straight "
+            "from its buffer "
             "(cross-memory attach), no copy into shared memory"};
   }
-  return {allgather_algorithm::central, "blocks through shared memory: each rank copies its block in, all blocks out"};
+  return {allgather_algorithm::central,
+          "blocks through shared memory: each rank copies its block in, all blocks out"};
 }
 
-broadcast_algorithm resolve(const detail::coll_engine& engine, broadcast_algorithm algorithm, std::size_t bytes) {
-  return algorithm == broadcast_algorithm::automatic ? choose_broadcast(engine, bytes).first : algorithm;
+broadcast_algorithm resolve(const detail::coll_engine& engine, broadcast_algorithm algorithm,
+                            std::size_t bytes) {
+  return algorithm == broadcast_algorithm::automatic ? choose_broadcast(engine, bytes).first
+                                                     : algorithm;
 }
 
 }  // namespace
@@ -282,13 +318,14 @@ std::string_view to_string(allgather_algorithm algorithm) {
 }
 
 const std::vector<broadcast_algorithm>& all_broadcast_algorithms() {
-  static const std::vector<broadcast_algorithm> all = {broadcast_algorithm::central, broadcast_algorithm::double_buffer,
-                                                       broadcast_algorithm::tree, broadcast_algorithm::single_copy};
+  static const std::vector<broadcast_algorithm> all = {
+      broadcast_algorithm::central, broadcast_algorithm::double_buffer, broadcast_algorithm::tree,
+      broadcast_algorithm::single_copy};
   return all;
 }
 const std::vector<reduce_algorithm>& all_reduce_algorithms() {
-  static const std::vector<reduce_algorithm> all = {reduce_algorithm::slots, reduce_algorithm::reduce_scatter,
-                                                    reduce_algorithm::gather_reduce};
+  static const std::vector<reduce_algorithm> all = {
+      reduce_algorithm::slots, reduce_algorithm::reduce_scatter, reduce_algorithm::gather_reduce};
   return all;
 }
 const std::vector<allgather_algorithm>& all_allgather_algorithms() {
@@ -308,8 +345,8 @@ allgather_algorithm parse_allgather_algorithm(std::string_view text) {
 }
 
 void throw_size_mismatch(const char* operation, std::size_t expected, std::size_t got) {
-  throw invalid_argument(std::string("cachecomm: ") + operation + ": receive span holds " + std::to_string(got) +
-                         " elements, expected " + std::to_string(expected));
+  throw invalid_argument(std::string("cachecomm: ") + operation + ": receive span holds " +
+                         std::to_string(got) + " elements, expected " + std::to_string(expected));
 }
 
 algorithm_choice explain_broadcast(comm& c, std::size_t bytes) {
@@ -318,19 +355,23 @@ algorithm_choice explain_broadcast(comm& c, std::size_t bytes) {
 }
 algorithm_choice explain_reduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true);
+  auto [algorithm, reason] =
+      choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true);
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false);
+  auto [algorithm, reason] =
+      choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false);
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allgather(comm& c, std::size_t bytes) {
   auto [algorithm, reason] = choose_allgather(engine_of(c), bytes);
   return {std::string(to_string(algorithm)), reason};
 }
-bool single_copy_available(comm& c) { return engine_of(c).single_copy_available(); }
+bool single_copy_available(comm& c) {
+  return engine_of(c).single_copy_available();
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -338,9 +379,11 @@ void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root
   broadcast(c, buffer, count, type, root, broadcast_algorithm::automatic);
 }
 
-void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root, broadcast_algorithm algorithm) {
+void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root,
+               broadcast_algorithm algorithm) {
   auto& engine = engine_of(c);
-  check_call(c, engine, {operation_kind::broadcast, count, type, reduce_op::sum, root}, nullptr, buffer);
+  check_call(c, engine, {operation_kind::broadcast, count, type, reduce_op::sum, root}, nullptr,
+             buffer);
   const std::size_t bytes = count * size_of(type);
   if (bytes == 0 || c.size() == 1) return;
   const broadcast_algorithm chosen = resolve(engine, algorithm, bytes);
@@ -353,24 +396,27 @@ void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root
   const bool root_here = impl.topology().node_index == root_node;
   if (root_here) engine.broadcast(buffer, bytes, engine.node_rank_of(root), chosen);
   if (impl.is_leader()) {
-    CACHECOMM_MPI(MPI_Bcast(buffer, mpi_count(bytes, "broadcast"), MPI_BYTE, root_node, impl.leaders()));
+    CACHECOMM_MPI(
+        MPI_Bcast(buffer, mpi_count(bytes, "broadcast"), MPI_BYTE, root_node, impl.leaders()));
   }
   if (!root_here) engine.broadcast(buffer, bytes, 0, chosen);
 }
 
-void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op, int root) {
+void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+            reduce_op op, int root) {
   reduce(c, send, receive, count, type, op, root, reduce_algorithm::automatic);
 }
 
-void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op, int root,
-            reduce_algorithm algorithm) {
+void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+            reduce_op op, int root, reduce_algorithm algorithm) {
   auto& engine = engine_of(c);
   check_call(c, engine, {operation_kind::reduce, count, type, op, root}, send, receive);
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic) {
-    algorithm = choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true).first;
+    algorithm =
+        choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true).first;
   }
   auto& impl = c.impl();
   if (impl.single_node()) {
@@ -390,36 +436,41 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
   const int mpi_elements = mpi_count(count, "reduce");
   if (impl.is_leader()) {
     if (impl.topology().node_index == root_node) {
-      CACHECOMM_MPI(MPI_Reduce(MPI_IN_PLACE, node_result, mpi_elements, mpi_datatype_of(type), mpi_op_of(op), root_node,
-                               impl.leaders()));
+      CACHECOMM_MPI(MPI_Reduce(MPI_IN_PLACE, node_result, mpi_elements, mpi_datatype_of(type),
+                               mpi_op_of(op), root_node, impl.leaders()));
     } else {
-      CACHECOMM_MPI(MPI_Reduce(node_result, nullptr, mpi_elements, mpi_datatype_of(type), mpi_op_of(op), root_node,
-                               impl.leaders()));
+      CACHECOMM_MPI(MPI_Reduce(node_result, nullptr, mpi_elements, mpi_datatype_of(type),
+                               mpi_op_of(op), root_node, impl.leaders()));
     }
   }
   if (impl.topology().node_index == root_node && root_node_rank != 0) {
     constexpr int tag = 0x3ed;
     if (impl.is_leader()) {
-      CACHECOMM_MPI(MPI_Send(node_result, mpi_elements, mpi_datatype_of(type), root_node_rank, tag, impl.node()));
+      CACHECOMM_MPI(MPI_Send(node_result, mpi_elements, mpi_datatype_of(type), root_node_rank, tag,
+                             impl.node()));
     } else if (c.rank() == root) {
-      CACHECOMM_MPI(MPI_Recv(receive, mpi_elements, mpi_datatype_of(type), 0, tag, impl.node(), MPI_STATUS_IGNORE));
+      CACHECOMM_MPI(MPI_Recv(receive, mpi_elements, mpi_datatype_of(type), 0, tag, impl.node(),
+                             MPI_STATUS_IGNORE));
     }
   }
 }
 
-void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op) {
+void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+               reduce_op op) {
   allreduce(c, send, receive, count, type, op, reduce_algorithm::automatic);
 }
 
-void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op,
-               reduce_algorithm algorithm) {
+void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+               reduce_op op, reduce_algorithm algorithm) {
   auto& engine = engine_of(c);
   check_call(c, engine, {operation_kind::allreduce, count, type, op, 0}, send, receive);
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic) {
-    algorithm = choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false).first;
+    algorithm =
+        choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false)
+            .first;
   }
   auto& impl = c.impl();
   if (impl.single_node()) {
@@ -433,26 +484,30 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
     const int mpi_elements = mpi_count(count, "allreduce");
     int leader_rank = 0;
     CACHECOMM_MPI(MPI_Comm_rank(impl.leaders(), &leader_rank));
-    CACHECOMM_MPI(MPI_Reduce(leader_rank == 0 ? MPI_IN_PLACE : receive, leader_rank == 0 ? receive : nullptr,
-                             mpi_elements, mpi_datatype_of(type), mpi_op_of(op), 0, impl.leaders()));
+    CACHECOMM_MPI(MPI_Reduce(leader_rank == 0 ? MPI_IN_PLACE : receive,
+                             leader_rank == 0 ? receive : nullptr, mpi_elements,
+                             mpi_datatype_of(type), mpi_op_of(op), 0, impl.leaders()));
     CACHECOMM_MPI(MPI_Bcast(receive, mpi_elements, mpi_datatype_of(type), 0, impl.leaders()));
   }
   engine.broadcast(receive, bytes, 0, resolve(engine, broadcast_algorithm::automatic, bytes));
 }
 
-void allgather(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type) {
+void allgather(comm& c, const void* send, void* receive, std::size_t count_per_rank,
+               datatype type) {
   allgather(c, send, receive, count_per_rank, type, allgather_algorithm::automatic);
 }
 
 void allgather(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type,
                allgather_algorithm algorithm) {
   auto& engine = engine_of(c);
-  check_call(c, engine, {operation_kind::allgather, count_per_rank, type, reduce_op::sum, 0}, send, receive);
+  check_call(c, engine, {operation_kind::allgather, count_per_rank, type, reduce_op::sum, 0}, send,
+             receive);
   const std::size_t block = count_per_rank * size_of(type);
   if (block == 0) return;
   auto* out = static_cast<std::byte*>(receive);
   const void* input = send == in_place ? out + static_cast<std::size_t>(c.rank()) * block : send;
-  if (algorithm == allgather_algorithm::automatic) algorithm = choose_allgather(engine, block).first;
+  if (algorithm == allgather_algorithm::automatic)
+    algorithm = choose_allgather(engine, block).first;
   auto& impl = c.impl();
   if (impl.single_node()) {
     engine.allgather(input, receive, block, algorithm);
@@ -466,21 +521,24 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
   if (impl.is_leader()) {
     const int nodes = impl.topology().node_count;
     std::vector<int> counts(static_cast<std::size_t>(nodes), 0);
-    for (int rank = 0; rank < c.size(); ++rank) counts[static_cast<std::size_t>(engine.node_of(rank))] += 1;
+    for (int rank = 0; rank < c.size(); ++rank)
+      counts[static_cast<std::size_t>(engine.node_of(rank))] += 1;
     std::vector<int> displacements(static_cast<std::size_t>(nodes), 0);
     std::size_t offset = 0;
     for (int node = 0; node < nodes; ++node) {
       displacements[static_cast<std::size_t>(node)] = mpi_count(offset, "allgather");
       offset += static_cast<std::size_t>(counts[static_cast<std::size_t>(node)]) * block;
-      counts[static_cast<std::size_t>(node)] =
-          mpi_count(static_cast<std::size_t>(counts[static_cast<std::size_t>(node)]) * block, "allgather");
+      counts[static_cast<std::size_t>(node)] = mpi_count(
+          static_cast<std::size_t>(counts[static_cast<std::size_t>(node)]) * block, "allgather");
     }
     std::vector<std::byte> everything(total);
-    CACHECOMM_MPI(MPI_Allgatherv(node_blocks.data(), mpi_count(node_blocks.size(), "allgather"), MPI_BYTE,
-                                 everything.data(), counts.data(), displacements.data(), MPI_BYTE, impl.leaders()));
+    CACHECOMM_MPI(MPI_Allgatherv(node_blocks.data(), mpi_count(node_blocks.size(), "allgather"),
+                                 MPI_BYTE, everything.data(), counts.data(), displacements.data(),
+                                 MPI_BYTE, impl.leaders()));
     for (int rank = 0; rank < c.size(); ++rank) {
-      const std::size_t source = static_cast<std::size_t>(displacements[static_cast<std::size_t>(engine.node_of(rank))]) +
-                                 static_cast<std::size_t>(engine.node_rank_of(rank)) * block;
+      const std::size_t source =
+          static_cast<std::size_t>(displacements[static_cast<std::size_t>(engine.node_of(rank))]) +
+          static_cast<std::size_t>(engine.node_rank_of(rank)) * block;
       std::memcpy(out + static_cast<std::size_t>(rank) * block, everything.data() + source, block);
     }
   }

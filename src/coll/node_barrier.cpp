@@ -21,7 +21,8 @@ std::size_t byte_flag_bytes(int node_size) {
 
 // The 32-bit word containing byte flag `index`: what a sleeper on that byte waits on.
 const std::uint32_t* word_of_byte(const std::uint8_t* bytes, int index) {
-  return reinterpret_cast<const std::uint32_t*>(bytes + (static_cast<std::size_t>(index) & ~std::size_t{3}));
+  return reinterpret_cast<const std::uint32_t*>(
+      bytes + (static_cast<std::size_t>(index) & ~std::size_t{3}));
 }
 
 void add_kary_children(barrier_tree& tree, int size, int rank, int degree, bool for_gather) {
@@ -59,19 +60,22 @@ barrier_tree make_barrier_tree(barrier_algorithm algorithm, int size, int rank, 
       break;
     case barrier_algorithm::binomial: {
       // BST: children are rank + 2^i for 2^i above the rank's highest bit; parent clears that bit.
-      tree.gather_parent = rank == 0 ? -1 : rank - static_cast<int>(std::bit_floor(static_cast<unsigned>(rank)));
-      int first = rank == 0 ? 1 : static_cast<int>(std::bit_floor(static_cast<unsigned>(rank))) << 1;
-      for (int step = first; rank + step < size; step <<= 1) tree.gather_children.push_back(rank + step);
+      tree.gather_parent =
+          rank == 0 ? -1 : rank - static_cast<int>(std::bit_floor(static_cast<unsigned>(rank)));
+      int first =
+          rank == 0 ? 1 : static_cast<int>(std::bit_floor(static_cast<unsigned>(rank))) << 1;
+      for (int step = first; rank + step < size; step <<= 1)
+        tree.gather_children.push_back(rank + step);
       tree.release_children = tree.gather_children;
       break;
     }
-    default:
-      break;  // the other algorithms use no tree
+    default: break;  // the other algorithms use no tree
   }
   if (rank != 0) {
-    tree.release_parent = (algorithm == barrier_algorithm::tree || algorithm == barrier_algorithm::tournament)
-                              ? (rank - 1) / degree
-                              : tree.gather_parent;
+    tree.release_parent =
+        (algorithm == barrier_algorithm::tree || algorithm == barrier_algorithm::tournament)
+            ? (rank - 1) / degree
+            : tree.gather_parent;
   }
   return tree;
 }
@@ -79,15 +83,20 @@ barrier_tree make_barrier_tree(barrier_algorithm algorithm, int size, int rank, 
 std::size_t node_barrier::bytes_needed(int node_size) {
   segment_layout layout;
   layout.reserve(slot_array<padded_flag>::bytes_for(static_cast<std::size_t>(node_size)));
-  layout.reserve(slot_array<padded_flag>::bytes_for(static_cast<std::size_t>(node_size) *
-                                                   static_cast<std::size_t>(std::max(1, ceil_log2(node_size)))));
+  layout.reserve(slot_array<padded_flag>::bytes_for(
+      static_cast<std::size_t>(node_size) *
+      static_cast<std::size_t>(std::max(1, ceil_log2(node_size)))));
   layout.reserve(byte_flag_bytes(node_size));
   return layout.size();
 }
 
-node_barrier::node_barrier(std::byte* area, int node_size, int node_rank, int tree_degree, bool flat_release,
-                           waiter* wait)
-    : m_size(node_size), m_rank(node_rank), m_rounds(ceil_log2(node_size)), m_flat_release(flat_release), m_wait(wait) {
+node_barrier::node_barrier(std::byte* area, int node_size, int node_rank, int tree_degree,
+                           bool flat_release, waiter* wait)
+    : m_size(node_size),
+      m_rank(node_rank),
+      m_rounds(ceil_log2(node_size)),
+      m_flat_release(flat_release),
+      m_wait(wait) {
   if (tree_degree < 2) {
     throw invalid_argument("cachecomm: CACHECOMM_TREE_DEGREE must be at least 2, got " +
                            std::to_string(tree_degree));
@@ -99,13 +108,15 @@ node_barrier::node_barrier(std::byte* area, int node_size, int node_rank, int tr
       slot_array<padded_flag>::bytes_for(size * static_cast<std::size_t>(std::max(1, m_rounds))));
   std::size_t bytes = layout.reserve(byte_flag_bytes(node_size));
   m_flags = slot_array<padded_flag>(area + flags, size);
-  m_dissemination = slot_array<padded_flag>(area + rounds, size * static_cast<std::size_t>(std::max(1, m_rounds)));
+  m_dissemination = slot_array<padded_flag>(area + rounds,
+                                            size * static_cast<std::size_t>(std::max(1, m_rounds)));
   m_bytes = reinterpret_cast<std::uint8_t*>(area + bytes);
 
   const auto& algorithms = all_barrier_algorithms();
   m_trees.resize(algorithms.size() + 1);
   for (barrier_algorithm algorithm : algorithms) {
-    m_trees[static_cast<std::size_t>(algorithm)] = make_barrier_tree(algorithm, node_size, node_rank, tree_degree);
+    m_trees[static_cast<std::size_t>(algorithm)] =
+        make_barrier_tree(algorithm, node_size, node_rank, tree_degree);
   }
 }
 
@@ -149,9 +160,11 @@ void node_barrier::depart(barrier_algorithm algorithm) {
 void node_barrier::arrive_tree(const barrier_tree& tree) {
   const std::uint32_t arrived = 2 * m_epoch - 1;
   for (int child : tree.gather_children) {
-    m_wait->wait_reach(m_flags[static_cast<std::size_t>(child)].value, arrived, child, "barrier (gather)");
+    m_wait->wait_reach(m_flags[static_cast<std::size_t>(child)].value, arrived, child,
+                       "barrier (gather)");
   }
-  if (tree.gather_parent >= 0) m_wait->publish(m_flags[static_cast<std::size_t>(m_rank)].value, arrived);
+  if (tree.gather_parent >= 0)
+    m_wait->publish(m_flags[static_cast<std::size_t>(m_rank)].value, arrived);
 }
 
 void node_barrier::depart_tree(const barrier_tree& tree) {
@@ -162,7 +175,8 @@ void node_barrier::depart_tree(const barrier_tree& tree) {
   }
   if (m_flat_release) {
     if (m_rank == 0) {
-      for (int rank = 1; rank < m_size; ++rank) m_wait->publish(m_flags[static_cast<std::size_t>(rank)].value, released);
+      for (int rank = 1; rank < m_size; ++rank)
+        m_wait->publish(m_flags[static_cast<std::size_t>(rank)].value, released);
     }
     return;
   }
@@ -179,16 +193,18 @@ void node_barrier::arrive_central_byte() {
   }
   for (int rank = 1; rank < m_size; ++rank) {
     std::atomic_ref<std::uint8_t> flag(m_bytes[rank]);
-    m_wait->wait(word_of_byte(m_bytes, rank), [&] { return flag.load(std::memory_order_acquire) == 1; },
-                 rank, "barrier (central-byte gather)");
+    m_wait->wait(
+        word_of_byte(m_bytes, rank), [&] { return flag.load(std::memory_order_acquire) == 1; },
+        rank, "barrier (central-byte gather)");
   }
 }
 
 void node_barrier::depart_central_byte() {
   if (m_rank != 0) {
     std::atomic_ref<std::uint8_t> flag(m_bytes[m_rank]);
-    m_wait->wait(word_of_byte(m_bytes, m_rank), [&] { return flag.load(std::memory_order_acquire) == 0; },
-                 0, "barrier (central-byte release)");
+    m_wait->wait(
+        word_of_byte(m_bytes, m_rank), [&] { return flag.load(std::memory_order_acquire) == 0; }, 0,
+        "barrier (central-byte release)");
     return;
   }
   // The root resets eight flags per store, the way the paper's compiler vectorized it.
@@ -207,10 +223,14 @@ void node_barrier::dissemination() {
   for (int round = 0; round < m_rounds; ++round) {
     const int partner = (m_rank + (1 << round)) % m_size;
     const int source = (m_rank - (1 << round) % m_size + m_size) % m_size;
-    m_wait->publish(m_dissemination[static_cast<std::size_t>(partner) * rounds + static_cast<std::size_t>(round)].value,
+    m_wait->publish(m_dissemination[static_cast<std::size_t>(partner) * rounds +
+                                    static_cast<std::size_t>(round)]
+                        .value,
                     m_epoch);
-    m_wait->wait_reach(m_dissemination[static_cast<std::size_t>(m_rank) * rounds + static_cast<std::size_t>(round)].value,
-                       m_epoch, source, "barrier (dissemination)");
+    m_wait->wait_reach(
+        m_dissemination[static_cast<std::size_t>(m_rank) * rounds + static_cast<std::size_t>(round)]
+            .value,
+        m_epoch, source, "barrier (dissemination)");
   }
 }
 

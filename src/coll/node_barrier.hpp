@@ -13,14 +13,15 @@ namespace cachecomm::detail {
 
 /// Parent and children of one rank in the trees an algorithm uses for its two phases.
 struct barrier_tree {
-  int gather_parent = -1;            ///< -1 at the root
-  int release_parent = -1;           ///< who releases this rank; -1 at the root
-  std::vector<int> gather_children;  ///< whose arrival this rank waits for
-  std::vector<int> release_children; ///< whom this rank releases
+  int gather_parent = -1;             ///< -1 at the root
+  int release_parent = -1;            ///< who releases this rank; -1 at the root
+  std::vector<int> gather_children;   ///< whose arrival this rank waits for
+  std::vector<int> release_children;  ///< whom this rank releases
 };
 
 /// Tree shapes, exposed for unit tests.
-[[nodiscard]] barrier_tree make_barrier_tree(barrier_algorithm algorithm, int size, int rank, int degree);
+[[nodiscard]] barrier_tree make_barrier_tree(barrier_algorithm algorithm, int size, int rank,
+                                             int degree);
 
 class node_barrier {
  public:
@@ -30,7 +31,8 @@ class node_barrier {
   /// `area` is `bytes_needed(node_size)` zeroed, cache-line-aligned bytes shared by the node.
   /// `flat_release`: the root releases every rank itself (used when oversubscribed, where each
   /// tree level costs a round of the scheduler before the ranks below it may run).
-  node_barrier(std::byte* area, int node_size, int node_rank, int tree_degree, bool flat_release, waiter* wait);
+  node_barrier(std::byte* area, int node_size, int node_rank, int tree_degree, bool flat_release,
+               waiter* wait);
 
   /// Gather phase: on the root (node rank 0) returns once every rank has arrived; elsewhere
   /// returns once this rank's arrival is visible to its parent.

@@ -15,7 +15,8 @@ namespace {
 // Blocks of this many bytes stay in L1 while every input is folded into them.
 constexpr std::size_t block_bytes = 4096;
 
-// Integer arithmetic goes through the unsigned type: wrap-around is defined there (and is what MPI does).
+// Integer arithmetic goes through the unsigned type: wrap-around is defined there (and is what MPI
+// does).
 template <typename T>
 T wrap_add(T a, T b) {
   using U = std::make_unsigned_t<T>;
@@ -25,7 +26,8 @@ template <typename T>
 T wrap_mul(T a, T b) {
   using U = std::make_unsigned_t<T>;
   if constexpr (sizeof(T) < sizeof(unsigned)) {
-    return static_cast<T>(static_cast<U>(static_cast<unsigned>(static_cast<U>(a)) * static_cast<unsigned>(static_cast<U>(b))));
+    return static_cast<T>(static_cast<U>(static_cast<unsigned>(static_cast<U>(a)) *
+                                         static_cast<unsigned>(static_cast<U>(b))));
   } else {
     return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
   }
@@ -38,21 +40,35 @@ constexpr bool is_complex_v = !std::is_integral_v<T> && !std::is_floating_point_
 template <typename T, reduce_op Op>
 inline T apply(T earlier, T later) {
   if constexpr (std::is_integral_v<T>) {
-    if constexpr (Op == reduce_op::sum) return wrap_add(earlier, later);
-    else if constexpr (Op == reduce_op::product) return wrap_mul(earlier, later);
-    else if constexpr (Op == reduce_op::min) return later < earlier ? later : earlier;
-    else if constexpr (Op == reduce_op::max) return later > earlier ? later : earlier;
-    else if constexpr (Op == reduce_op::logical_and) return static_cast<T>((earlier != 0) & (later != 0));
-    else if constexpr (Op == reduce_op::logical_or) return static_cast<T>((earlier != 0) | (later != 0));
-    else if constexpr (Op == reduce_op::logical_xor) return static_cast<T>((earlier != 0) ^ (later != 0));
-    else if constexpr (Op == reduce_op::bitwise_and) return static_cast<T>(earlier & later);
-    else if constexpr (Op == reduce_op::bitwise_or) return static_cast<T>(earlier | later);
-    else return static_cast<T>(earlier ^ later);
+    if constexpr (Op == reduce_op::sum)
+      return wrap_add(earlier, later);
+    else if constexpr (Op == reduce_op::product)
+      return wrap_mul(earlier, later);
+    else if constexpr (Op == reduce_op::min)
+      return later < earlier ? later : earlier;
+    else if constexpr (Op == reduce_op::max)
+      return later > earlier ? later : earlier;
+    else if constexpr (Op == reduce_op::logical_and)
+      return static_cast<T>((earlier != 0) & (later != 0));
+    else if constexpr (Op == reduce_op::logical_or)
+      return static_cast<T>((earlier != 0) | (later != 0));
+    else if constexpr (Op == reduce_op::logical_xor)
+      return static_cast<T>((earlier != 0) ^ (later != 0));
+    else if constexpr (Op == reduce_op::bitwise_and)
+      return static_cast<T>(earlier & later);
+    else if constexpr (Op == reduce_op::bitwise_or)
+      return static_cast<T>(earlier | later);
+    else
+      return static_cast<T>(earlier ^ later);
   } else {
-    if constexpr (Op == reduce_op::sum) return earlier + later;
-    else if constexpr (Op == reduce_op::product) return earlier * later;
-    else if constexpr (Op == reduce_op::min) return later < earlier ? later : earlier;
-    else return later > earlier ? later : earlier;
+    if constexpr (Op == reduce_op::sum)
+      return earlier + later;
+    else if constexpr (Op == reduce_op::product)
+      return earlier * later;
+    else if constexpr (Op == reduce_op::min)
+      return later < earlier ? later : earlier;
+    else
+      return later > earlier ? later : earlier;
   }
 }
 
@@ -87,9 +103,12 @@ inline void combine(T* out, const T* earlier, const T* later, std::size_t n) {
 }
 
 template <typename T, reduce_op Op>
-void reduce_typed(const void* const* inputs, int input_count, void* out, void* second_out, std::size_t count) {
+void reduce_typed(const void* const* inputs, int input_count, void* out, void* second_out,
+                  std::size_t count) {
   constexpr std::size_t per_block = std::max<std::size_t>(1, block_bytes / sizeof(T));
-  auto input = [inputs](int index, std::size_t start) { return static_cast<const T*>(inputs[index]) + start; };
+  auto input = [inputs](int index, std::size_t start) {
+    return static_cast<const T*>(inputs[index]) + start;
+  };
   T* result = static_cast<T*>(out);
   T* copy = static_cast<T*>(second_out);
   if (input_count == 2) {
@@ -108,9 +127,12 @@ void reduce_typed(const void* const* inputs, int input_count, void* out, void* s
   T* block = reinterpret_cast<T*>(storage);
   for (std::size_t start = 0; start < count; start += per_block) {
     const std::size_t n = std::min(per_block, count - start);
-    if (input_count == 1) std::memcpy(block, input(0, start), n * sizeof(T));
-    else combine<T, Op>(block, input(0, start), input(1, start), n);
-    for (int index = 2; index < input_count; ++index) combine<T, Op>(block, block, input(index, start), n);
+    if (input_count == 1)
+      std::memcpy(block, input(0, start), n * sizeof(T));
+    else
+      combine<T, Op>(block, input(0, start), input(1, start), n);
+    for (int index = 2; index < input_count; ++index)
+      combine<T, Op>(block, block, input(index, start), n);
     std::memcpy(result + start, block, n * sizeof(T));
     if (copy != nullptr) std::memcpy(copy + start, block, n * sizeof(T));
   }
@@ -166,14 +188,14 @@ reduce_function pick(datatype type, reduce_op op) {
 
 }  // namespace
 
-void reduce_ordered(const void* const* inputs, int input_count, void* out, void* second_out, std::size_t count,
-                    datatype type, reduce_op op) {
+void reduce_ordered(const void* const* inputs, int input_count, void* out, void* second_out,
+                    std::size_t count, datatype type, reduce_op op) {
   if (count == 0) return;
   reduce_function function = pick(type, op);
   if (function == nullptr) check_supported(type, op);  // throws with the reason
   if (function == nullptr || op == reduce_op::replace) {
-    throw unsupported_error("cachecomm: no reduction kernel for " + std::string(to_string(op)) + " on " +
-                            std::string(to_string(type)));
+    throw unsupported_error("cachecomm: no reduction kernel for " + std::string(to_string(op)) +
+                            " on " + std::string(to_string(type)));
   }
   function(inputs, input_count, out, second_out, count);
 }

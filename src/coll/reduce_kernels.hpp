@@ -12,7 +12,7 @@ namespace cachecomm::detail {
 /// out = inputs[0] op inputs[1] op ... op inputs[n-1] (left to right), `count` elements.
 /// `out` may alias any input: each block is combined in a private buffer before it is stored.
 /// `second_out` (may be null) receives a copy of the result too.
-void reduce_ordered(const void* const* inputs, int input_count, void* out, void* second_out, std::size_t count,
-                    datatype type, reduce_op op);
+void reduce_ordered(const void* const* inputs, int input_count, void* out, void* second_out,
+                    std::size_t count, datatype type, reduce_op op);
 
 }  // namespace cachecomm::detail

@@ -8,23 +8,27 @@
 
 namespace cachecomm::detail {
 
-void coll_engine::reduce_gather(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
-                                int root) {
+void coll_engine::reduce_gather(const void* input, void* output, std::size_t count, datatype type,
+                                reduce_op op, int root) {
   const std::size_t element = size_of(type);
   const auto size = static_cast<std::size_t>(m_size);
   const auto me = static_cast<std::size_t>(m_rank);
   const bool receiver = root < 0 || root == m_rank;
   // Step s uses half s % 2 of the data region, as every depth-2 user of the region does, so the
-  // steps before and after this call need no other care. Each half holds `ring_half` chunks per rank.
+  // steps before and after this call need no other care. Each half holds `ring_half` chunks per
+  // rank.
   constexpr std::size_t ring_half = 2;
   constexpr std::uint32_t depth = 2 * ring_half;
   const std::size_t chunk_bytes =
-      std::min(reduce_gather_chunk, m_tuning.region_bytes / (size * ring_half)) / cache_line_size * cache_line_size;
+      std::min(reduce_gather_chunk, m_tuning.region_bytes / (size * ring_half)) / cache_line_size *
+      cache_line_size;
   const std::size_t chunk_elements = chunk_bytes / element;
   const auto* in = static_cast<const std::byte*>(input);
   auto* out = static_cast<std::byte*>(output);
   const std::size_t chunks = (count + chunk_elements - 1) / chunk_elements;
-  auto elements_of = [&](std::size_t chunk) { return std::min(chunk_elements, count - chunk * chunk_elements); };
+  auto elements_of = [&](std::size_t chunk) {
+    return std::min(chunk_elements, count - chunk * chunk_elements);
+  };
   auto staging = [&](std::size_t rank, std::uint32_t step) {
     return region(step) + (rank * ring_half + (step >> 1U) % ring_half) * chunk_bytes;
   };
@@ -32,9 +36,11 @@ void coll_engine::reduce_gather(const void* input, void* output, std::size_t cou
   const std::uint32_t first_step = m_step + 1;
   auto stage = [&](std::size_t chunk) {
     const std::uint32_t step = begin_step();
-    // The first two steps may reuse a half that an earlier call's last steps used in another layout.
+    // The first two steps may reuse a half that an earlier call's last steps used in another
+    // layout.
     ensure_free(step, chunk < 2 ? 2 : depth);
-    std::memcpy(staging(me, step), in + chunk * chunk_elements * element, elements_of(chunk) * element);
+    std::memcpy(staging(me, step), in + chunk * chunk_elements * element,
+                elements_of(chunk) * element);
     post_region(step);
   };
   stage(0);
@@ -52,8 +58,8 @@ void coll_engine::reduce_gather(const void* input, void* output, std::size_t cou
           m_inputs[rank] = staging(rank, step);
         }
       }
-      reduce_ordered(m_inputs.data(), m_size, out + chunk * chunk_elements * element, nullptr, elements_of(chunk), type,
-                     op);
+      reduce_ordered(m_inputs.data(), m_size, out + chunk * chunk_elements * element, nullptr,
+                     elements_of(chunk), type, op);
     }
     finish_step(step);
   }

@@ -23,18 +23,22 @@ const detail::setting_declaration wait_setting{
 const detail::setting_declaration spin_setting{
     "CACHECOMM_SPIN_COUNT", "auto", "Polls with pause before yielding (auto: by wait mode)."};
 const detail::setting_declaration yield_setting{
-    "CACHECOMM_YIELD_COUNT", "auto", "Polls with sched_yield before sleeping on a futex (auto: by wait mode)."};
+    "CACHECOMM_YIELD_COUNT", "auto",
+    "Polls with sched_yield before sleeping on a futex (auto: by wait mode)."};
 const detail::setting_declaration timeout_setting{
     "CACHECOMM_TIMEOUT", "300",
-    "Seconds any single wait may last before it fails naming the rank it waited for (0: no limit)."};
+    "Seconds any single wait may last before it fails naming the rank it waited for (0: no "
+    "limit)."};
 const detail::setting_declaration liveness_setting{
     "CACHECOMM_LIVENESS_INTERVAL", "0.05",
     "Seconds between checks that node peers are alive while waiting."};
 const detail::setting_declaration barrier_setting{
     "CACHECOMM_BARRIER", "auto",
-    "Barrier algorithm: auto, central-byte, central-line, dissemination, tree, tournament, binomial."};
+    "Barrier algorithm: auto, central-byte, central-line, dissemination, tree, tournament, "
+    "binomial."};
 const detail::setting_declaration tree_degree_setting{
-    "CACHECOMM_TREE_DEGREE", "4", "Fan-out of the k-ary tree barrier and of the tournament's release."};
+    "CACHECOMM_TREE_DEGREE", "4",
+    "Fan-out of the k-ary tree barrier and of the tournament's release."};
 }  // namespace
 
 std::string_view to_string(barrier_algorithm algorithm) {
@@ -55,14 +59,16 @@ barrier_algorithm parse_barrier_algorithm(std::string_view text) {
   for (barrier_algorithm algorithm : all_barrier_algorithms()) {
     if (to_string(algorithm) == text) return algorithm;
   }
-  throw invalid_argument("cachecomm: unknown barrier algorithm '" + std::string(text) +
-                         "' (use auto, central-byte, central-line, dissemination, tree, tournament, binomial)");
+  throw invalid_argument(
+      "cachecomm: unknown barrier algorithm '" + std::string(text) +
+      "' (use auto, central-byte, central-line, dissemination, tree, tournament, binomial)");
 }
 
 const std::vector<barrier_algorithm>& all_barrier_algorithms() {
   static const std::vector<barrier_algorithm> all = {
-      barrier_algorithm::central_byte, barrier_algorithm::central_line, barrier_algorithm::dissemination,
-      barrier_algorithm::tree,         barrier_algorithm::tournament,   barrier_algorithm::binomial};
+      barrier_algorithm::central_byte,  barrier_algorithm::central_line,
+      barrier_algorithm::dissemination, barrier_algorithm::tree,
+      barrier_algorithm::tournament,    barrier_algorithm::binomial};
   return all;
 }
 
@@ -99,8 +105,10 @@ std::pair<barrier_algorithm, std::string> choose_barrier(int node_size, bool ove
 comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(settings) {
   int initialized = 0;
   CACHECOMM_MPI(MPI_Initialized(&initialized));
-  if (initialized == 0) throw usage_error("cachecomm: MPI must be initialized before creating a comm");
-  if (parent == MPI_COMM_NULL) throw invalid_argument("cachecomm: cannot build a comm on MPI_COMM_NULL");
+  if (initialized == 0)
+    throw usage_error("cachecomm: MPI must be initialized before creating a comm");
+  if (parent == MPI_COMM_NULL)
+    throw invalid_argument("cachecomm: cannot build a comm on MPI_COMM_NULL");
   int inter = 0;
   CACHECOMM_MPI(MPI_Comm_test_inter(parent, &inter));
   if (inter != 0) throw unsupported_error("cachecomm: inter-communicators are not supported");
@@ -133,13 +141,14 @@ comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(setti
     throw invalid_argument("cachecomm: CACHECOMM_TREE_DEGREE must be between 2 and 64, got " +
                            std::to_string(degree));
   }
-  m_barrier = node_barrier(m_control.bytes_at(barrier_offset, node_barrier::bytes_needed(node_size)),
-                           node_size, m_topology.node_rank, static_cast<int>(degree), m_topology.oversubscribed,
-                           &m_waiter);
+  m_barrier = node_barrier(
+      m_control.bytes_at(barrier_offset, node_barrier::bytes_needed(node_size)), node_size,
+      m_topology.node_rank, static_cast<int>(degree), m_topology.oversubscribed, &m_waiter);
 
   const barrier_algorithm requested = parse_barrier_algorithm(m_settings.get("CACHECOMM_BARRIER"));
   if (requested == barrier_algorithm::automatic) {
-    std::tie(m_default_barrier, m_default_barrier_reason) = choose_barrier(node_size, m_topology.oversubscribed);
+    std::tie(m_default_barrier, m_default_barrier_reason) =
+        choose_barrier(node_size, m_topology.oversubscribed);
   } else {
     m_default_barrier = requested;
     m_default_barrier_reason = "set by CACHECOMM_BARRIER";
@@ -163,7 +172,8 @@ void comm_impl::split_nodes() {
   }
   MPI_Comm node_comm = MPI_COMM_NULL;
   if (per_node > 0) {
-    CACHECOMM_MPI(MPI_Comm_split(shared, static_cast<int>(shared_rank / per_node), shared_rank, &node_comm));
+    CACHECOMM_MPI(
+        MPI_Comm_split(shared, static_cast<int>(shared_rank / per_node), shared_rank, &node_comm));
   } else {
     CACHECOMM_MPI(MPI_Comm_dup(shared, &node_comm));
   }
@@ -173,9 +183,11 @@ void comm_impl::split_nodes() {
   CACHECOMM_MPI(MPI_Comm_size(node(), &m_topology.node_size));
 
   MPI_Comm leader_comm = MPI_COMM_NULL;
-  CACHECOMM_MPI(MPI_Comm_split(world(), m_topology.node_rank == 0 ? 0 : MPI_UNDEFINED, m_rank, &leader_comm));
+  CACHECOMM_MPI(
+      MPI_Comm_split(world(), m_topology.node_rank == 0 ? 0 : MPI_UNDEFINED, m_rank, &leader_comm));
   m_leader_comm = mpi_comm_owner(leader_comm);
-  int node_ids[2] = {0, 1};  // index of this node, number of nodes: known to leaders, sent to the rest
+  int node_ids[2] = {0,
+                     1};  // index of this node, number of nodes: known to leaders, sent to the rest
   if (leader_comm != MPI_COMM_NULL) {
     CACHECOMM_MPI(MPI_Comm_rank(leader_comm, &node_ids[0]));
     CACHECOMM_MPI(MPI_Comm_size(leader_comm, &node_ids[1]));
@@ -186,10 +198,12 @@ void comm_impl::split_nodes() {
 
   const auto node_size = static_cast<std::size_t>(m_topology.node_size);
   m_topology.node_ranks.resize(node_size);
-  CACHECOMM_MPI(MPI_Allgather(&m_rank, 1, MPI_INT, m_topology.node_ranks.data(), 1, MPI_INT, node()));
+  CACHECOMM_MPI(
+      MPI_Allgather(&m_rank, 1, MPI_INT, m_topology.node_ranks.data(), 1, MPI_INT, node()));
   int unit = current_core();
   m_topology.core_of_node_rank.resize(node_size);
-  CACHECOMM_MPI(MPI_Allgather(&unit, 1, MPI_INT, m_topology.core_of_node_rank.data(), 1, MPI_INT, node()));
+  CACHECOMM_MPI(
+      MPI_Allgather(&unit, 1, MPI_INT, m_topology.core_of_node_rank.data(), 1, MPI_INT, node()));
 
   // Oversubscription is a property of the machine, not of the pretend nodes.
   m_topology.cores_available = this_machine().processing_units;
@@ -200,7 +214,8 @@ void comm_impl::split_nodes() {
 void comm_impl::resolve_wait_policy() {
   m_policy.mode = parse_wait_mode(m_settings.get("CACHECOMM_WAIT"));
   wait_mode effective = m_policy.mode;
-  if (effective == wait_mode::automatic) effective = m_topology.oversubscribed ? wait_mode::yield : wait_mode::spin;
+  if (effective == wait_mode::automatic)
+    effective = m_topology.oversubscribed ? wait_mode::yield : wait_mode::spin;
   switch (effective) {
     case wait_mode::spin:
       m_policy.spin_iterations = 200000;  // ~ a few ms of polling before giving the core away
@@ -219,16 +234,19 @@ void comm_impl::resolve_wait_policy() {
   }
   m_policy.spinning = effective == wait_mode::spin;
   if (m_settings.is_explicit("CACHECOMM_SPIN_COUNT")) {
-    m_policy.spin_iterations = static_cast<unsigned>(std::max(0LL, m_settings.get_int("CACHECOMM_SPIN_COUNT")));
+    m_policy.spin_iterations =
+        static_cast<unsigned>(std::max(0LL, m_settings.get_int("CACHECOMM_SPIN_COUNT")));
   }
   if (m_settings.is_explicit("CACHECOMM_YIELD_COUNT")) {
-    m_policy.yield_iterations = static_cast<unsigned>(std::max(0LL, m_settings.get_int("CACHECOMM_YIELD_COUNT")));
+    m_policy.yield_iterations =
+        static_cast<unsigned>(std::max(0LL, m_settings.get_int("CACHECOMM_YIELD_COUNT")));
   }
   m_policy.timeout_seconds = m_settings.get_double("CACHECOMM_TIMEOUT");
   m_policy.liveness_interval_seconds = m_settings.get_double("CACHECOMM_LIVENESS_INTERVAL");
   // Written so that NaN fails too (it would compare false with every deadline and never expire).
   if (!(m_policy.timeout_seconds >= 0) || !(m_policy.liveness_interval_seconds > 0)) {
-    throw invalid_argument("cachecomm: CACHECOMM_TIMEOUT must be >= 0 and CACHECOMM_LIVENESS_INTERVAL > 0");
+    throw invalid_argument(
+        "cachecomm: CACHECOMM_TIMEOUT must be >= 0 and CACHECOMM_LIVENESS_INTERVAL > 0");
   }
 }
 
@@ -246,8 +264,9 @@ void comm_impl::wait_mpi(MPI_Request& request, int peer, const char* what) {
       MPI_Cancel(&request);
       MPI_Request_free(&request);
       throw peer_failure("cachecomm: rank " + std::to_string(m_rank) + " waited more than " +
-                             std::to_string(m_policy.timeout_seconds) + " s for rank " + std::to_string(peer) +
-                             " in " + what + " (alive but not arriving: mismatched calls? raise CACHECOMM_TIMEOUT)",
+                             std::to_string(m_policy.timeout_seconds) + " s for rank " +
+                             std::to_string(peer) + " in " + what +
+                             " (alive but not arriving: mismatched calls? raise CACHECOMM_TIMEOUT)",
                          peer);
     }
   }
@@ -273,15 +292,35 @@ comm::~comm() = default;
 comm::comm(comm&&) noexcept = default;
 comm& comm::operator=(comm&&) noexcept = default;
 
-int comm::rank() const { return m_impl->rank(); }
-int comm::size() const { return m_impl->size(); }
-MPI_Comm comm::mpi_comm() const { return m_impl->world(); }
-const node_topology& comm::topology() const { return m_impl->topology(); }
-const wait_policy& comm::waiting() const { return m_impl->policy(); }
-const config& comm::settings() const { return m_impl->settings(); }
-void comm::barrier() { m_impl->barrier(barrier_algorithm::automatic); }
-void comm::barrier(barrier_algorithm algorithm) { m_impl->barrier(algorithm); }
-barrier_algorithm comm::default_barrier() const { return m_impl->default_barrier(); }
-std::string comm::default_barrier_reason() const { return m_impl->default_barrier_reason(); }
+int comm::rank() const {
+  return m_impl->rank();
+}
+int comm::size() const {
+  return m_impl->size();
+}
+MPI_Comm comm::mpi_comm() const {
+  return m_impl->world();
+}
+const node_topology& comm::topology() const {
+  return m_impl->topology();
+}
+const wait_policy& comm::waiting() const {
+  return m_impl->policy();
+}
+const config& comm::settings() const {
+  return m_impl->settings();
+}
+void comm::barrier() {
+  m_impl->barrier(barrier_algorithm::automatic);
+}
+void comm::barrier(barrier_algorithm algorithm) {
+  m_impl->barrier(algorithm);
+}
+barrier_algorithm comm::default_barrier() const {
+  return m_impl->default_barrier();
+}
+std::string comm::default_barrier_reason() const {
+  return m_impl->default_barrier_reason();
+}
 
 }  // namespace cachecomm

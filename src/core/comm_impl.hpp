@@ -23,7 +23,9 @@ class mpi_comm_owner {
   ~mpi_comm_owner();
   mpi_comm_owner(const mpi_comm_owner&) = delete;
   mpi_comm_owner& operator=(const mpi_comm_owner&) = delete;
-  mpi_comm_owner(mpi_comm_owner&& other) noexcept : m_handle(other.m_handle) { other.m_handle = MPI_COMM_NULL; }
+  mpi_comm_owner(mpi_comm_owner&& other) noexcept : m_handle(other.m_handle) {
+    other.m_handle = MPI_COMM_NULL;
+  }
   mpi_comm_owner& operator=(mpi_comm_owner&& other) noexcept;
   [[nodiscard]] MPI_Comm get() const { return m_handle; }
 
@@ -35,9 +37,11 @@ class comm_impl {
  public:
   comm_impl(MPI_Comm parent, const config& settings);
 
-  [[nodiscard]] MPI_Comm world() const { return m_comm.get(); }        ///< the user's communicator (dup)
-  [[nodiscard]] MPI_Comm node() const { return m_node_comm.get(); }    ///< ranks of this node
-  [[nodiscard]] MPI_Comm leaders() const { return m_leader_comm.get(); }  ///< node rank 0s; null elsewhere
+  [[nodiscard]] MPI_Comm world() const { return m_comm.get(); }  ///< the user's communicator (dup)
+  [[nodiscard]] MPI_Comm node() const { return m_node_comm.get(); }  ///< ranks of this node
+  [[nodiscard]] MPI_Comm leaders() const {
+    return m_leader_comm.get();
+  }  ///< node rank 0s; null elsewhere
   [[nodiscard]] int rank() const { return m_rank; }
   [[nodiscard]] int size() const { return m_size; }
   [[nodiscard]] const node_topology& topology() const { return m_topology; }
@@ -57,7 +61,9 @@ class comm_impl {
 
   void barrier(barrier_algorithm algorithm);
   [[nodiscard]] barrier_algorithm default_barrier() const { return m_default_barrier; }
-  [[nodiscard]] const std::string& default_barrier_reason() const { return m_default_barrier_reason; }
+  [[nodiscard]] const std::string& default_barrier_reason() const {
+    return m_default_barrier_reason;
+  }
 
   /// State of the data collectives (src/coll/coll_engine), built on first use.
   [[nodiscard]] std::shared_ptr<coll_engine>& collectives_state() { return m_collectives; }
@@ -83,6 +89,7 @@ class comm_impl {
 };
 
 /// The automatic barrier choice for `node_size` ranks, with the reason.
-[[nodiscard]] std::pair<barrier_algorithm, std::string> choose_barrier(int node_size, bool oversubscribed);
+[[nodiscard]] std::pair<barrier_algorithm, std::string> choose_barrier(int node_size,
+                                                                       bool oversubscribed);
 
 }  // namespace cachecomm::detail

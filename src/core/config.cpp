@@ -59,7 +59,8 @@ config config::from_environment() {
     if (!text.starts_with(prefix)) continue;
     auto equals = text.find('=');
     if (equals == std::string_view::npos) continue;
-    result.m_values.emplace(std::string(text.substr(0, equals)), std::string(text.substr(equals + 1)));
+    result.m_values.emplace(std::string(text.substr(0, equals)),
+                            std::string(text.substr(equals + 1)));
   }
   return result;
 }

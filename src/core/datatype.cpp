@@ -8,13 +8,22 @@ namespace cachecomm {
 
 std::size_t size_of(datatype type) {
   switch (type) {
-    case datatype::int8: case datatype::uint8: case datatype::byte: return 1;
-    case datatype::int16: case datatype::uint16: return 2;
-    case datatype::int32: case datatype::uint32: case datatype::float32: return 4;
-    case datatype::int64: case datatype::uint64: case datatype::float64: case datatype::complex64: return 8;
+    case datatype::int8:
+    case datatype::uint8:
+    case datatype::byte: return 1;
+    case datatype::int16:
+    case datatype::uint16: return 2;
+    case datatype::int32:
+    case datatype::uint32:
+    case datatype::float32: return 4;
+    case datatype::int64:
+    case datatype::uint64:
+    case datatype::float64:
+    case datatype::complex64: return 8;
     case datatype::complex128: return 16;
   }
-  throw invalid_argument("cachecomm: unknown datatype value " + std::to_string(static_cast<int>(type)));
+  throw invalid_argument("cachecomm: unknown datatype value " +
+                         std::to_string(static_cast<int>(type)));
 }
 
 std::string_view to_string(datatype type) {
@@ -56,12 +65,20 @@ std::string_view to_string(reduce_op op) {
 namespace {
 bool is_integer(datatype type) {
   switch (type) {
-    case datatype::int8: case datatype::uint8: case datatype::int16: case datatype::uint16:
-    case datatype::int32: case datatype::uint32: case datatype::int64: case datatype::uint64: return true;
+    case datatype::int8:
+    case datatype::uint8:
+    case datatype::int16:
+    case datatype::uint16:
+    case datatype::int32:
+    case datatype::uint32:
+    case datatype::int64:
+    case datatype::uint64: return true;
     default: return false;
   }
 }
-bool is_complex(datatype type) { return type == datatype::complex64 || type == datatype::complex128; }
+bool is_complex(datatype type) {
+  return type == datatype::complex64 || type == datatype::complex128;
+}
 }  // namespace
 
 bool supports(datatype type, reduce_op op) {
@@ -77,13 +94,15 @@ bool supports(datatype type, reduce_op op) {
 
 void check_supported(datatype type, reduce_op op) {
   if (static_cast<int>(type) < 0 || static_cast<int>(type) > static_cast<int>(datatype::byte)) {
-    throw unsupported_error("cachecomm: unknown datatype value " + std::to_string(static_cast<int>(type)));
+    throw unsupported_error("cachecomm: unknown datatype value " +
+                            std::to_string(static_cast<int>(type)));
   }
   if (!supports(type, op)) {
-    throw unsupported_error("cachecomm: operation " + std::string(to_string(op)) + " is not supported on " +
-                            std::string(to_string(type)) +
-                            " (min/max need real numbers; logical and bitwise operations need integers; "
-                            "bytes can only be moved)");
+    throw unsupported_error(
+        "cachecomm: operation " + std::string(to_string(op)) + " is not supported on " +
+        std::string(to_string(type)) +
+        " (min/max need real numbers; logical and bitwise operations need integers; "
+        "bytes can only be moved)");
   }
 }
 

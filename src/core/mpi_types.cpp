@@ -22,7 +22,8 @@ MPI_Datatype mpi_datatype_of(datatype type) {
     case datatype::complex128: return MPI_C_DOUBLE_COMPLEX;
     case datatype::byte: return MPI_BYTE;
   }
-  throw invalid_argument("cachecomm: unknown datatype value " + std::to_string(static_cast<int>(type)));
+  throw invalid_argument("cachecomm: unknown datatype value " +
+                         std::to_string(static_cast<int>(type)));
 }
 
 MPI_Op mpi_op_of(reduce_op op) {
@@ -39,7 +40,8 @@ MPI_Op mpi_op_of(reduce_op op) {
     case reduce_op::bitwise_xor: return MPI_BXOR;
     case reduce_op::replace: return MPI_REPLACE;
   }
-  throw invalid_argument("cachecomm: unknown reduce_op value " + std::to_string(static_cast<int>(op)));
+  throw invalid_argument("cachecomm: unknown reduce_op value " +
+                         std::to_string(static_cast<int>(op)));
 }
 
 }  // namespace cachecomm::detail

@@ -9,9 +9,15 @@
 
 namespace cachecomm {
 
-const char* to_string(boundary value) { return value == boundary::fixed ? "fixed" : "periodic"; }
-const char* to_string(halo_shape value) { return value == halo_shape::faces ? "faces" : "full"; }
-const char* to_string(grid_layout value) { return value == grid_layout::row_major ? "row-major" : "tiled"; }
+const char* to_string(boundary value) {
+  return value == boundary::fixed ? "fixed" : "periodic";
+}
+const char* to_string(halo_shape value) {
+  return value == halo_shape::faces ? "faces" : "full";
+}
+const char* to_string(grid_layout value) {
+  return value == grid_layout::row_major ? "row-major" : "tiled";
+}
 
 namespace {
 
@@ -20,7 +26,9 @@ namespace {
 }
 
 // Cells rank `coord` of `parts` gets of `cells` (the first cells % parts ranks get one more).
-long block_size(long cells, int parts, int coord) { return cells / parts + (coord < cells % parts ? 1 : 0); }
+long block_size(long cells, int parts, int coord) {
+  return cells / parts + (coord < cells % parts ? 1 : 0);
+}
 long block_start(long cells, int parts, int coord) {
   return coord * (cells / parts) + std::min<long>(coord, cells % parts);
 }
@@ -30,32 +38,37 @@ long block_start(long cells, int parts, int coord) {
 decomposition::decomposition(const grid_spec& spec, int ranks) : m_spec(spec), m_ranks(ranks) {
   const auto dims = spec.global_size.size();
   if (dims != 2 && dims != 3) {
-    throw invalid_argument("cachecomm::grid: global_size must have 2 or 3 entries, got " + std::to_string(dims));
+    throw invalid_argument("cachecomm::grid: global_size must have 2 or 3 entries, got " +
+                           std::to_string(dims));
   }
   m_dims = static_cast<int>(dims);
   const int first = grid_max_dims - m_dims;  // internal index of the first user dimension
   if (ranks < 1) throw invalid_argument("cachecomm::grid: rank count must be at least 1");
   if (spec.ghost_width < 1) {
-    throw invalid_argument("cachecomm::grid: ghost width must be at least 1, got " + std::to_string(spec.ghost_width));
+    throw invalid_argument("cachecomm::grid: ghost width must be at least 1, got " +
+                           std::to_string(spec.ghost_width));
   }
   if (!spec.boundaries.empty() && spec.boundaries.size() != dims) {
-    throw invalid_argument("cachecomm::grid: boundaries must list one entry per dimension (" + std::to_string(dims) +
-                           "), got " + std::to_string(spec.boundaries.size()));
+    throw invalid_argument("cachecomm::grid: boundaries must list one entry per dimension (" +
+                           std::to_string(dims) + "), got " +
+                           std::to_string(spec.boundaries.size()));
   }
   for (int d = first; d < grid_max_dims; ++d) {
     const long cells = spec.global_size[static_cast<std::size_t>(d - first)];
     if (cells < 1) {
-      throw invalid_argument("cachecomm::grid: global size along " + dim_name(d, m_dims) + " must be at least 1, got " +
-                             std::to_string(cells));
+      throw invalid_argument("cachecomm::grid: global size along " + dim_name(d, m_dims) +
+                             " must be at least 1, got " + std::to_string(cells));
     }
     m_global[d] = cells;
     m_ghost[d] = spec.ghost_width;
-    if (!spec.boundaries.empty()) m_boundary[d] = spec.boundaries[static_cast<std::size_t>(d - first)];
+    if (!spec.boundaries.empty())
+      m_boundary[d] = spec.boundaries[static_cast<std::size_t>(d - first)];
   }
   if (m_dims == 2) m_ghost[0] = 0;
 
   const bool automatic = spec.ranks_per_dim.empty() ||
-                         std::all_of(spec.ranks_per_dim.begin(), spec.ranks_per_dim.end(), [](int p) { return p == 0; });
+                         std::all_of(spec.ranks_per_dim.begin(), spec.ranks_per_dim.end(),
+                                     [](int p) { return p == 0; });
   if (!automatic) {
     if (spec.ranks_per_dim.size() != dims) {
       throw invalid_argument("cachecomm::grid: ranks_per_dim must list one entry per dimension");
@@ -63,13 +76,15 @@ decomposition::decomposition(const grid_spec& spec, int ranks) : m_spec(spec), m
     long product = 1;
     for (int d = first; d < grid_max_dims; ++d) {
       int parts = spec.ranks_per_dim[static_cast<std::size_t>(d - first)];
-      if (parts < 1) throw invalid_argument("cachecomm::grid: ranks_per_dim entries must be at least 1");
+      if (parts < 1)
+        throw invalid_argument("cachecomm::grid: ranks_per_dim entries must be at least 1");
       m_ranks_per_dim[d] = parts;
       product *= parts;
     }
     if (product != ranks) {
-      throw invalid_argument("cachecomm::grid: ranks_per_dim multiplies to " + std::to_string(product) + " but there are " +
-                             std::to_string(ranks) + " ranks");
+      throw invalid_argument("cachecomm::grid: ranks_per_dim multiplies to " +
+                             std::to_string(product) + " but there are " + std::to_string(ranks) +
+                             " ranks");
     }
   } else {
     // Smallest halo surface per rank; ties go to cutting slower dimensions (contiguous faces).
@@ -102,21 +117,23 @@ decomposition::decomposition(const grid_spec& spec, int ranks) : m_spec(spec), m
       }
     }
     if (!found) {
-      throw invalid_argument("cachecomm::grid: " + std::to_string(ranks) + " ranks cannot be laid out over a grid of " +
+      throw invalid_argument("cachecomm::grid: " + std::to_string(ranks) +
+                             " ranks cannot be laid out over a grid of " +
                              std::to_string(m_global[0] * m_global[1] * m_global[2]) +
                              " cells (more ranks than cells along the dimensions)");
     }
   }
   for (int d = first; d < grid_max_dims; ++d) {
     if (m_ranks_per_dim[d] > m_global[d]) {
-      throw invalid_argument("cachecomm::grid: " + std::to_string(m_ranks_per_dim[d]) + " ranks along " + dim_name(d, m_dims) +
-                             " but only " + std::to_string(m_global[d]) + " cells (more ranks than cells)");
+      throw invalid_argument("cachecomm::grid: " + std::to_string(m_ranks_per_dim[d]) +
+                             " ranks along " + dim_name(d, m_dims) + " but only " +
+                             std::to_string(m_global[d]) + " cells (more ranks than cells)");
     }
     const long smallest = m_global[d] / m_ranks_per_dim[d];
     if (smallest < m_ghost[d]) {
       throw invalid_argument("cachecomm::grid: ghost width " + std::to_string(m_ghost[d]) +
-                             " is wider than the smallest subdomain along " + dim_name(d, m_dims) + " (" +
-                             std::to_string(smallest) + " cells)");
+                             " is wider than the smallest subdomain along " + dim_name(d, m_dims) +
+                             " (" + std::to_string(smallest) + " cells)");
     }
   }
 }
@@ -152,27 +169,31 @@ int decomposition::neighbour(int rank, const std::array<int, grid_max_dims>& off
 index3 decomposition::local_size(int rank) const {
   auto coords = coords_of(rank);
   index3 size{};
-  for (int d = 0; d < grid_max_dims; ++d) size[d] = block_size(m_global[d], m_ranks_per_dim[d], coords[d]);
+  for (int d = 0; d < grid_max_dims; ++d)
+    size[d] = block_size(m_global[d], m_ranks_per_dim[d], coords[d]);
   return size;
 }
 
 index3 decomposition::global_offset(int rank) const {
   auto coords = coords_of(rank);
   index3 start{};
-  for (int d = 0; d < grid_max_dims; ++d) start[d] = block_start(m_global[d], m_ranks_per_dim[d], coords[d]);
+  for (int d = 0; d < grid_max_dims; ++d)
+    start[d] = block_start(m_global[d], m_ranks_per_dim[d], coords[d]);
   return start;
 }
 
 index3 decomposition::wrap(index3 global) const {
-  for (int d = 0; d < grid_max_dims; ++d) global[d] = ((global[d] % m_global[d]) + m_global[d]) % m_global[d];
+  for (int d = 0; d < grid_max_dims; ++d)
+    global[d] = ((global[d] % m_global[d]) + m_global[d]) % m_global[d];
   return global;
 }
 
-field_layout::field_layout(const index3& local_size, const std::array<int, grid_max_dims>& ghost, grid_layout layout,
-                           const std::array<int, grid_max_dims>& tile)
+field_layout::field_layout(const index3& local_size, const std::array<int, grid_max_dims>& ghost,
+                           grid_layout layout, const std::array<int, grid_max_dims>& tile)
     : m_ghost(ghost), m_kind(layout) {
   std::array<std::size_t, grid_max_dims> extent{};
-  for (int d = 0; d < grid_max_dims; ++d) extent[d] = static_cast<std::size_t>(local_size[d] + 2 * ghost[d]);
+  for (int d = 0; d < grid_max_dims; ++d)
+    extent[d] = static_cast<std::size_t>(local_size[d] + 2 * ghost[d]);
   if (layout == grid_layout::row_major) {
     std::size_t stride = 1;
     for (int d = grid_max_dims - 1; d >= 0; --d) {
@@ -190,7 +211,8 @@ field_layout::field_layout(const index3& local_size, const std::array<int, grid_
     tiles[d] = (extent[d] + t[d] - 1) / t[d];
     tile_cells *= t[d];
   }
-  // offset = tile number * tile_cells + position inside the tile, both row-major: separable per dimension.
+  // offset = tile number * tile_cells + position inside the tile, both row-major: separable per
+  // dimension.
   std::size_t tile_stride = tile_cells, inner_stride = 1;
   for (int d = grid_max_dims - 1; d >= 0; --d) {
     m_table[d].resize(extent[d]);
@@ -215,8 +237,10 @@ std::array<int, grid_max_dims> tile_of(const decomposition& decomp) {
   }
   std::array<int, grid_max_dims> result{1, 1, 1};
   for (int d = 0; d < decomp.dims(); ++d) {
-    if (tile[static_cast<std::size_t>(d)] < 1) throw invalid_argument("cachecomm::grid: tile extents must be at least 1");
-    result[static_cast<std::size_t>(grid_max_dims - decomp.dims() + d)] = tile[static_cast<std::size_t>(d)];
+    if (tile[static_cast<std::size_t>(d)] < 1)
+      throw invalid_argument("cachecomm::grid: tile extents must be at least 1");
+    result[static_cast<std::size_t>(grid_max_dims - decomp.dims() + d)] =
+        tile[static_cast<std::size_t>(d)];
   }
   return result;
 }
@@ -230,7 +254,8 @@ constexpr std::size_t field_alignment = 4096;
 
 }  // namespace
 
-grid_base::grid_base(grid_transport& transport, const grid_spec& spec, int fields, std::size_t element_bytes)
+grid_base::grid_base(grid_transport& transport, const grid_spec& spec, int fields,
+                     std::size_t element_bytes)
     : m_transport(&transport),
       m_decomposition(spec, transport.size()),
       m_rank(transport.rank()),
@@ -247,14 +272,16 @@ grid_base::grid_base(grid_transport& transport, const grid_spec& spec, int field
 }
 
 field_layout grid_base::layout_of(int rank) const {
-  return field_layout(m_decomposition.local_size(rank), ghosts_of(m_decomposition), m_decomposition.spec().layout,
-                      tile_of(m_decomposition));
+  return field_layout(m_decomposition.local_size(rank), ghosts_of(m_decomposition),
+                      m_decomposition.spec().layout, tile_of(m_decomposition));
 }
 
 std::size_t grid_base::storage_bytes_of(int rank) const {
   const std::size_t cells = rank == m_rank ? m_layout.cells() : layout_of(rank).cells();
   const std::size_t field = detail::round_up(cells * m_element_bytes, field_alignment);
-  const std::size_t origin = m_decomposition.spec().checked ? detail::round_up(cells * sizeof(halo_origin), field_alignment) : 0;
+  const std::size_t origin = m_decomposition.spec().checked
+                                 ? detail::round_up(cells * sizeof(halo_origin), field_alignment)
+                                 : 0;
   return static_cast<std::size_t>(m_fields) * (field + origin);
 }
 
@@ -266,10 +293,13 @@ std::byte* grid_base::peer_field_bytes(int rank, int field) const {
   std::byte* base = m_memory->peer(rank);
   if (base == nullptr) return nullptr;
   const std::size_t cells = layout_of(rank).cells();
-  return base + static_cast<std::size_t>(field) * detail::round_up(cells * m_element_bytes, field_alignment);
+  return base + static_cast<std::size_t>(field) *
+                    detail::round_up(cells * m_element_bytes, field_alignment);
 }
 
-halo_origin* grid_base::origins(int field) const { return peer_origins(m_rank, field); }
+halo_origin* grid_base::origins(int field) const {
+  return peer_origins(m_rank, field);
+}
 
 halo_origin* grid_base::peer_origins(int rank, int field) const {
   if (!m_decomposition.spec().checked) return nullptr;

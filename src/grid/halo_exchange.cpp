@@ -18,16 +18,31 @@ namespace {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Box along one dimension for a transfer towards `o` (-1, 0, +1): sender's cells and receiver's ghosts.
+// Box along one dimension for a transfer towards `o` (-1, 0, +1): sender's cells and receiver's
+// ghosts.
 void send_range(int o, long size, int ghost, long& low, long& high) {
-  if (o < 0) { low = 0; high = ghost; }
-  else if (o > 0) { low = size - ghost; high = size; }
-  else { low = 0; high = size; }
+  if (o < 0) {
+    low = 0;
+    high = ghost;
+  } else if (o > 0) {
+    low = size - ghost;
+    high = size;
+  } else {
+    low = 0;
+    high = size;
+  }
 }
 void ghost_range(int o, long size, int ghost, long& low, long& high) {
-  if (o < 0) { low = -ghost; high = 0; }
-  else if (o > 0) { low = size; high = size + ghost; }
-  else { low = 0; high = size; }
+  if (o < 0) {
+    low = -ghost;
+    high = 0;
+  } else if (o > 0) {
+    low = size;
+    high = size + ghost;
+  } else {
+    low = 0;
+    high = size;
+  }
 }
 
 // Calls visit(i, j, k) for every cell of `b` in row-major order.
@@ -48,22 +63,27 @@ inline void copy_element(std::byte* to, const std::byte* from, std::size_t bytes
 
 // Copies box `from_box` of one field into box `to_box` (same shape) of another, row by row when
 // both rows are contiguous (row-major), element by element otherwise.
-void copy_box(const std::byte* from, const field_layout& from_layout, const box3& from_box, std::byte* to,
-              const field_layout& to_layout, const box3& to_box, std::size_t element) {
+void copy_box(const std::byte* from, const field_layout& from_layout, const box3& from_box,
+              std::byte* to, const field_layout& to_layout, const box3& to_box,
+              std::size_t element) {
   const long run = from_box.high[2] - from_box.low[2];
   const bool rows = from_layout.contiguous_rows() && to_layout.contiguous_rows();
   for (long i = 0; i < from_box.high[0] - from_box.low[0]; ++i) {
     for (long j = 0; j < from_box.high[1] - from_box.low[1]; ++j) {
-      const std::size_t from_row = from_layout.part(0, from_box.low[0] + i) + from_layout.part(1, from_box.low[1] + j);
-      const std::size_t to_row = to_layout.part(0, to_box.low[0] + i) + to_layout.part(1, to_box.low[1] + j);
+      const std::size_t from_row =
+          from_layout.part(0, from_box.low[0] + i) + from_layout.part(1, from_box.low[1] + j);
+      const std::size_t to_row =
+          to_layout.part(0, to_box.low[0] + i) + to_layout.part(1, to_box.low[1] + j);
       if (rows) {
         std::memcpy(to + (to_row + to_layout.part(2, to_box.low[2])) * element,
-                    from + (from_row + from_layout.part(2, from_box.low[2])) * element, static_cast<std::size_t>(run) * element);
+                    from + (from_row + from_layout.part(2, from_box.low[2])) * element,
+                    static_cast<std::size_t>(run) * element);
         continue;
       }
       for (long k = 0; k < run; ++k) {
         copy_element(to + (to_row + to_layout.part(2, to_box.low[2] + k)) * element,
-                     from + (from_row + from_layout.part(2, from_box.low[2] + k)) * element, element);
+                     from + (from_row + from_layout.part(2, from_box.low[2] + k)) * element,
+                     element);
       }
     }
   }
@@ -75,8 +95,8 @@ halo_plan build_halo_plan(const grid_base& g, std::vector<int> fields) {
   const auto& decomp = g.decomp();
   for (int field : fields) {
     if (field < 0 || field >= g.fields()) {
-      throw invalid_argument("cachecomm::halo_exchange: field " + std::to_string(field) + " does not exist (the grid has " +
-                             std::to_string(g.fields()) + ")");
+      throw invalid_argument("cachecomm::halo_exchange: field " + std::to_string(field) +
+                             " does not exist (the grid has " + std::to_string(g.fields()) + ")");
     }
   }
   halo_plan plan;
@@ -112,7 +132,8 @@ halo_plan build_halo_plan(const grid_base& g, std::vector<int> fields) {
           send_range(offset[d], mine[d], ghost, send.source.low[d], send.source.high[d]);
           ghost_range(back[d], theirs[d], ghost, send.destination.low[d], send.destination.high[d]);
           send_range(back[d], theirs[d], ghost, receive.source.low[d], receive.source.high[d]);
-          ghost_range(offset[d], mine[d], ghost, receive.destination.low[d], receive.destination.high[d]);
+          ghost_range(offset[d], mine[d], ghost, receive.destination.low[d],
+                      receive.destination.high[d]);
         }
         plan.sends.push_back(send);
         plan.receives.push_back(receive);
@@ -127,18 +148,21 @@ constexpr int max_exchanges_per_shared_grid = 8;
 
 class halo_engine {
  public:
-  halo_engine(grid_base& g, std::vector<int> fields) : m_grid(&g), m_plan(build_halo_plan(g, std::move(fields))) {
+  halo_engine(grid_base& g, std::vector<int> fields)
+      : m_grid(&g), m_plan(build_halo_plan(g, std::move(fields))) {
     auto& transport = g.transport();
     m_plan.exchange_id = transport.next_exchange_id();
     m_plan.slot = g.claim_exchange_slot();
     if (m_plan.exchange_id * 27 + 27 > 32767) {
-      throw usage_error("cachecomm::halo_exchange: too many exchanges built on one transport (tags run out)");
+      throw usage_error(
+          "cachecomm::halo_exchange: too many exchanges built on one transport (tags run out)");
     }
     m_checked = g.decomp().spec().checked;
     m_shared = g.memory().peer(g.rank()) != nullptr;
     if (m_shared && m_plan.slot >= max_exchanges_per_shared_grid) {
-      throw usage_error("cachecomm::halo_exchange: at most " + std::to_string(max_exchanges_per_shared_grid) +
-                        " exchanges per grid on the shm transport (put the fields in one exchange)");
+      throw usage_error(
+          "cachecomm::halo_exchange: at most " + std::to_string(max_exchanges_per_shared_grid) +
+          " exchanges per grid on the shm transport (put the fields in one exchange)");
     }
     m_send_buffers.resize(m_plan.sends.size());
     m_receive_buffers.resize(m_plan.receives.size());
@@ -151,12 +175,15 @@ class halo_engine {
       m_receive_buffers[t].resize(message_bytes(m_plan.receives[t].destination));
     }
     for (const auto& send : m_plan.sends) {
-      m_bytes_per_exchange += static_cast<std::size_t>(send.source.count()) * g.element_bytes() * m_plan.fields.size();
+      m_bytes_per_exchange +=
+          static_cast<std::size_t>(send.source.count()) * g.element_bytes() * m_plan.fields.size();
     }
   }
 
   void start() {
-    if (m_active) throw usage_error("cachecomm::halo_exchange: start() while the previous exchange is still in flight");
+    if (m_active)
+      throw usage_error(
+          "cachecomm::halo_exchange: start() while the previous exchange is still in flight");
     const double begin = now();
     double waited = 0;
     ++m_sequence;
@@ -170,19 +197,22 @@ class halo_engine {
     for (std::size_t t = 0; t < m_plan.receives.size(); ++t) {
       const auto& receive = m_plan.receives[t];
       if (direct(receive.peer)) continue;
-      m_receive_requests.push_back(transport.receive(receive.peer, tag(receive.direction), m_receive_buffers[t].data(),
+      m_receive_requests.push_back(transport.receive(receive.peer, tag(receive.direction),
+                                                     m_receive_buffers[t].data(),
                                                      m_receive_buffers[t].size()));
     }
     for (std::size_t t = 0; t < m_plan.sends.size(); ++t) {
       const auto& send = m_plan.sends[t];
       if (direct(send.peer)) {
         const double wait_begin = now();
-        memory.wait_peer(send.peer, flag(0), m_sequence - 1, "halo exchange: neighbour to consume its ghost cells");
+        memory.wait_peer(send.peer, flag(0), m_sequence - 1,
+                         "halo exchange: neighbour to consume its ghost cells");
         waited += now() - wait_begin;
         write_direct(send);
       } else {
         pack(send, m_send_buffers[t]);
-        m_send_requests.push_back(transport.send(send.peer, tag(send.direction), m_send_buffers[t].data(), m_send_buffers[t].size()));
+        m_send_requests.push_back(transport.send(
+            send.peer, tag(send.direction), m_send_buffers[t].data(), m_send_buffers[t].size()));
       }
     }
     if (m_shared) memory.publish(flag(1), m_sequence);
@@ -204,7 +234,8 @@ class halo_engine {
       const auto& receive = m_plan.receives[t];
       const double wait_begin = now();
       if (direct(receive.peer)) {
-        memory.wait_peer(receive.peer, flag(1), m_sequence, "halo exchange: neighbour to write my ghost cells");
+        memory.wait_peer(receive.peer, flag(1), m_sequence,
+                         "halo exchange: neighbour to write my ghost cells");
         waited += now() - wait_begin;
         if (m_checked) verify_direct(receive);
       } else {
@@ -227,7 +258,8 @@ class halo_engine {
   }
 
   void release_ghosts() {
-    if (m_active) throw usage_error("cachecomm::halo_exchange: release_ghosts() before the exchange completed");
+    if (m_active)
+      throw usage_error("cachecomm::halo_exchange: release_ghosts() before the exchange completed");
     if (m_shared && !m_released) m_grid->memory().publish(flag(0), m_sequence);
     m_released = true;
   }
@@ -236,7 +268,8 @@ class halo_engine {
     if (!m_active) return true;
     auto& memory = m_grid->memory();
     for (const auto& receive : m_plan.receives) {
-      if (direct(receive.peer) && !memory.peer_reached(receive.peer, flag(1), m_sequence)) return false;
+      if (direct(receive.peer) && !memory.peer_reached(receive.peer, flag(1), m_sequence))
+        return false;
     }
     for (auto& request : m_receive_requests) {
       if (!request->test()) return false;
@@ -274,8 +307,8 @@ class halo_engine {
     const index3 local{i, j, k};
     for (int d = 0; d < grid_max_dims; ++d) {
       origin.source[d] = static_cast<std::int32_t>(mine[d] + local[d]);
-      origin.destination[d] =
-          static_cast<std::int32_t>(theirs[d] + send.destination.low[d] + (local[d] - send.source.low[d]));
+      origin.destination[d] = static_cast<std::int32_t>(theirs[d] + send.destination.low[d] +
+                                                        (local[d] - send.source.low[d]));
     }
     return origin;
   }
@@ -284,13 +317,15 @@ class halo_engine {
     const field_layout their_layout = m_grid->layout_of(send.peer);
     const std::size_t element = m_grid->element_bytes();
     for (int field : m_plan.fields) {
-      copy_box(m_grid->field_bytes(field), m_grid->layout(), send.source, m_grid->peer_field_bytes(send.peer, field),
-               their_layout, send.destination, element);
+      copy_box(m_grid->field_bytes(field), m_grid->layout(), send.source,
+               m_grid->peer_field_bytes(send.peer, field), their_layout, send.destination, element);
       if (!m_checked) continue;
       halo_origin* theirs = m_grid->peer_origins(send.peer, field);
       for_each_cell(send.source, [&](long i, long j, long k) {
-        theirs[their_layout.offset(send.destination.low[0] + i - send.source.low[0], send.destination.low[1] + j - send.source.low[1],
-                                   send.destination.low[2] + k - send.source.low[2])] = origin_of(send, i, j, k);
+        theirs[their_layout.offset(send.destination.low[0] + i - send.source.low[0],
+                                   send.destination.low[1] + j - send.source.low[1],
+                                   send.destination.low[2] + k - send.source.low[2])] =
+            origin_of(send, i, j, k);
       });
     }
   }
@@ -335,14 +370,16 @@ class halo_engine {
     const auto& layout = m_grid->layout();
     for (int field : m_plan.fields) {
       const halo_origin* origins = m_grid->origins(field);
-      for_each_cell(receive.destination,
-                    [&](long i, long j, long k) { verify(receive, field, origins[layout.offset(i, j, k)], i, j, k); });
+      for_each_cell(receive.destination, [&](long i, long j, long k) {
+        verify(receive, field, origins[layout.offset(i, j, k)], i, j, k);
+      });
     }
   }
 
   // Seed 6.2: the value in ghost cell (i, j, k) must come from the expected neighbour, from the
   // cell that periodic wrapping maps it to, be meant for this very cell, and be from this exchange.
-  void verify(const halo_transfer& receive, int field, const halo_origin& origin, long i, long j, long k) {
+  void verify(const halo_transfer& receive, int field, const halo_origin& origin, long i, long j,
+              long k) {
     const auto& decomp = m_grid->decomp();
     const index3 local{i, j, k};
     index3 cell{};
@@ -362,15 +399,17 @@ class halo_engine {
       return text.str();
     };
     std::ostringstream message;
-    message << "cachecomm checked halo: rank " << m_grid->rank() << ", field " << field << ", ghost cell "
-            << coordinates(local) << " (global " << coordinates(cell) << ") in exchange " << m_sequence;
+    message << "cachecomm checked halo: rank " << m_grid->rank() << ", field " << field
+            << ", ghost cell " << coordinates(local) << " (global " << coordinates(cell)
+            << ") in exchange " << m_sequence;
     if (origin.sender < 0 || origin.exchange == 0) {
       message << " was never written (expected a value from rank " << receive.peer << ")";
     } else {
-      message << " holds a value sent by rank " << origin.sender << " from cell " << coordinates(origin.source)
-              << ", intended for cell " << coordinates(origin.destination) << " in exchange " << origin.exchange
-              << "; expected rank " << receive.peer << "'s cell " << coordinates(source) << " intended for "
-              << coordinates(cell);
+      message << " holds a value sent by rank " << origin.sender << " from cell "
+              << coordinates(origin.source) << ", intended for cell "
+              << coordinates(origin.destination) << " in exchange " << origin.exchange
+              << "; expected rank " << receive.peer << "'s cell " << coordinates(source)
+              << " intended for " << coordinates(cell);
     }
     m_mismatch = message.str();
   }
@@ -399,12 +438,24 @@ halo_handle halo_exchange::start() {
   m_engine->start();
   return halo_handle(this);
 }
-const halo_timing& halo_exchange::last_timing() const { return m_engine->timing(); }
-std::size_t halo_exchange::bytes_per_exchange() const { return m_engine->bytes_per_exchange(); }
-detail::halo_plan& halo_exchange::plan_for_testing() { return m_engine->plan(); }
-void halo_exchange::release_ghosts() { m_engine->release_ghosts(); }
-void halo_exchange::complete() { m_engine->complete(); }
-bool halo_exchange::try_complete() { return m_engine->try_complete(); }
+const halo_timing& halo_exchange::last_timing() const {
+  return m_engine->timing();
+}
+std::size_t halo_exchange::bytes_per_exchange() const {
+  return m_engine->bytes_per_exchange();
+}
+detail::halo_plan& halo_exchange::plan_for_testing() {
+  return m_engine->plan();
+}
+void halo_exchange::release_ghosts() {
+  m_engine->release_ghosts();
+}
+void halo_exchange::complete() {
+  m_engine->complete();
+}
+bool halo_exchange::try_complete() {
+  return m_engine->try_complete();
+}
 
 halo_handle& halo_handle::operator=(halo_handle&& other) noexcept {
   if (this != &other) {

@@ -9,19 +9,20 @@
 namespace cachecomm::detail {
 
 struct halo_transfer {
-  int peer = -1;                       ///< the other rank
-  int direction = 0;                   ///< index of `offset` in {-1,0,1}^3 (0..26), the sender's view
+  int peer = -1;      ///< the other rank
+  int direction = 0;  ///< index of `offset` in {-1,0,1}^3 (0..26), the sender's view
   std::array<int, grid_max_dims> offset{};  ///< where the peer lies, seen from this rank
-  box3 source;                         ///< cells read, in the sender's local coordinates
-  box3 destination;                    ///< cells written, in the receiver's local coordinates
+  box3 source;                              ///< cells read, in the sender's local coordinates
+  box3 destination;                         ///< cells written, in the receiver's local coordinates
 };
 
 struct halo_plan {
   std::vector<int> fields;
-  std::vector<halo_transfer> sends;     ///< source in my coordinates, destination in the peer's
-  std::vector<halo_transfer> receives;  ///< destination is my ghost box, source in the peer's coordinates
-  int exchange_id = 0;                  ///< keeps the message tags of different exchanges apart
-  int slot = 0;                         ///< flag slot in shared memory
+  std::vector<halo_transfer> sends;  ///< source in my coordinates, destination in the peer's
+  std::vector<halo_transfer>
+      receives;         ///< destination is my ghost box, source in the peer's coordinates
+  int exchange_id = 0;  ///< keeps the message tags of different exchanges apart
+  int slot = 0;         ///< flag slot in shared memory
 };
 
 [[nodiscard]] inline int direction_index(const std::array<int, grid_max_dims>& offset) {

@@ -12,7 +12,8 @@ namespace cachecomm::detail {
 class heap_field_memory final : public field_memory {
  public:
   explicit heap_field_memory(std::size_t bytes)
-      : m_base(static_cast<std::byte*>(std::aligned_alloc(4096, round_up(bytes == 0 ? 1 : bytes, 4096)))) {
+      : m_base(static_cast<std::byte*>(
+            std::aligned_alloc(4096, round_up(bytes == 0 ? 1 : bytes, 4096)))) {
     if (m_base == nullptr) throw std::bad_alloc();
   }
   ~heap_field_memory() override { std::free(m_base); }

@@ -23,7 +23,8 @@ class model_aborted : public error {
   using error::error;
 };
 
-// Mailboxes keyed by (source, destination, tag), each first-in first-out as MPI's non-overtaking rule.
+// Mailboxes keyed by (source, destination, tag), each first-in first-out as MPI's non-overtaking
+// rule.
 class coordinator {
  public:
   explicit coordinator(int ranks) : m_ranks(ranks), m_gather(static_cast<std::size_t>(ranks)) {}
@@ -61,7 +62,8 @@ class coordinator {
       m_changed.notify_all();
     } else {
       m_changed.wait(lock, [&] { return m_failed || m_generation != generation; });
-      if (m_generation == generation) throw model_aborted("cachecomm model: stopped because another rank failed");
+      if (m_generation == generation)
+        throw model_aborted("cachecomm model: stopped because another rank failed");
     }
     return m_result;
   }
@@ -77,8 +79,9 @@ class coordinator {
     if (found == m_mailboxes.end() || found->second.empty()) return false;
     auto& message = found->second.front();
     if (message.size() != bytes) {
-      throw usage_error("cachecomm model: rank " + std::to_string(destination) + " expected " + std::to_string(bytes) +
-                        " bytes from rank " + std::to_string(source) + " (tag " + std::to_string(tag) + ") but got " +
+      throw usage_error("cachecomm model: rank " + std::to_string(destination) + " expected " +
+                        std::to_string(bytes) + " bytes from rank " + std::to_string(source) +
+                        " (tag " + std::to_string(tag) + ") but got " +
                         std::to_string(message.size()));
     }
     std::memcpy(data, message.data(), bytes);
@@ -105,8 +108,14 @@ class completed_request final : public message_request {
 
 class model_receive final : public message_request {
  public:
-  model_receive(coordinator& hub, int source, int destination, int tag, void* data, std::size_t bytes)
-      : m_hub(&hub), m_source(source), m_destination(destination), m_tag(tag), m_data(data), m_bytes(bytes) {}
+  model_receive(coordinator& hub, int source, int destination, int tag, void* data,
+                std::size_t bytes)
+      : m_hub(&hub),
+        m_source(source),
+        m_destination(destination),
+        m_tag(tag),
+        m_data(data),
+        m_bytes(bytes) {}
   bool test() override {
     if (!m_done) m_done = m_hub->try_take(m_source, m_destination, m_tag, m_data, m_bytes);
     return m_done;
@@ -133,23 +142,28 @@ class model_transport final : public grid_transport {
   std::unique_ptr<field_memory> allocate(std::size_t bytes) override {
     return std::make_unique<detail::heap_field_memory>(bytes);
   }
-  std::unique_ptr<message_request> send(int peer, int tag, const void* data, std::size_t bytes) override {
+  std::unique_ptr<message_request> send(int peer, int tag, const void* data,
+                                        std::size_t bytes) override {
     check_peer(peer);
     m_hub->post(m_rank, peer, tag, data, bytes);  // buffered: complete at once
     return std::make_unique<completed_request>();
   }
-  std::unique_ptr<message_request> receive(int peer, int tag, void* data, std::size_t bytes) override {
+  std::unique_ptr<message_request> receive(int peer, int tag, void* data,
+                                           std::size_t bytes) override {
     check_peer(peer);
     return std::make_unique<model_receive>(*m_hub, peer, m_rank, tag, data, bytes);
   }
   void barrier() override { (void)m_hub->gather(m_rank, {}); }
-  std::vector<double> allgather(const std::vector<double>& mine) override { return m_hub->gather(m_rank, mine); }
+  std::vector<double> allgather(const std::vector<double>& mine) override {
+    return m_hub->gather(m_rank, mine);
+  }
 
  private:
   void check_peer(int peer) const {
     if (peer < 0 || peer >= m_size) {
-      throw invalid_argument("cachecomm model: rank " + std::to_string(m_rank) + " addressed rank " + std::to_string(peer) +
-                             " of " + std::to_string(m_size));
+      throw invalid_argument("cachecomm model: rank " + std::to_string(m_rank) +
+                             " addressed rank " + std::to_string(peer) + " of " +
+                             std::to_string(m_size));
     }
   }
   coordinator* m_hub;

@@ -24,15 +24,18 @@ using detail::mpi_comm_owner;
 // MPI counts are int: a larger halo message would be cut modulo 2^32 (or be negative).
 int message_count(std::size_t bytes, int peer) {
   if (bytes > static_cast<std::size_t>(INT_MAX)) {
-    throw invalid_argument("cachecomm::halo_exchange: a message of " + std::to_string(bytes) + " bytes to or from rank " +
-                           std::to_string(peer) + " exceeds MPI's int count (use more ranks or fewer fields per exchange)");
+    throw invalid_argument(
+        "cachecomm::halo_exchange: a message of " + std::to_string(bytes) +
+        " bytes to or from rank " + std::to_string(peer) +
+        " exceeds MPI's int count (use more ranks or fewer fields per exchange)");
   }
   return static_cast<int>(bytes);
 }
 
 class mpi_message_request final : public message_request {
  public:
-  mpi_message_request(detail::comm_impl& impl, int peer, const char* what) : m_impl(&impl), m_peer(peer), m_what(what) {}
+  mpi_message_request(detail::comm_impl& impl, int peer, const char* what)
+      : m_impl(&impl), m_peer(peer), m_what(what) {}
   ~mpi_message_request() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -47,7 +50,8 @@ class mpi_message_request final : public message_request {
     return done != 0;
   }
   // Not MPI_Wait: a neighbour that never makes the matching call must end in peer_failure after
-  // CACHECOMM_TIMEOUT, as it does on the shared-memory path, not hang (halo_handle's destructor waits).
+  // CACHECOMM_TIMEOUT, as it does on the shared-memory path, not hang (halo_handle's destructor
+  // waits).
   void wait() override { m_impl->wait_mpi(m_request, m_peer, m_what); }
   MPI_Request m_request = MPI_REQUEST_NULL;
 
@@ -67,17 +71,22 @@ class shm_field_memory final : public field_memory {
     m_node_rank = topology.node_rank;
     std::vector<unsigned long long> sizes(static_cast<std::size_t>(m_node_size));
     unsigned long long mine = bytes;
-    CACHECOMM_MPI(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1, MPI_UNSIGNED_LONG_LONG, node));
+    CACHECOMM_MPI(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, sizes.data(), 1,
+                                MPI_UNSIGNED_LONG_LONG, node));
     detail::segment_layout layout;
-    const std::size_t flags_offset = layout.reserve_slots(flag_count * static_cast<std::size_t>(m_node_size), sizeof(detail::padded_flag));
+    const std::size_t flags_offset = layout.reserve_slots(
+        flag_count * static_cast<std::size_t>(m_node_size), sizeof(detail::padded_flag));
     std::vector<std::size_t> offsets;
     for (auto size : sizes) offsets.push_back(layout.reserve(size, 4096));
     m_segment = detail::shm_segment(node, layout.size());
-    m_flags = detail::slot_array<detail::padded_flag>(m_segment.bytes_at(flags_offset, 1), flag_count * static_cast<std::size_t>(m_node_size));
+    m_flags = detail::slot_array<detail::padded_flag>(
+        m_segment.bytes_at(flags_offset, 1), flag_count * static_cast<std::size_t>(m_node_size));
     m_node_of_rank.assign(static_cast<std::size_t>(impl.size()), -1);
     for (int node_rank = 0; node_rank < m_node_size; ++node_rank) {
-      m_node_of_rank[static_cast<std::size_t>(topology.node_ranks[static_cast<std::size_t>(node_rank)])] = node_rank;
-      m_bases.push_back(static_cast<std::byte*>(m_segment.data()) + offsets[static_cast<std::size_t>(node_rank)]);
+      m_node_of_rank[static_cast<std::size_t>(
+          topology.node_ranks[static_cast<std::size_t>(node_rank)])] = node_rank;
+      m_bases.push_back(static_cast<std::byte*>(m_segment.data()) +
+                        offsets[static_cast<std::size_t>(node_rank)]);
     }
   }
   std::byte* local() override { return m_bases[static_cast<std::size_t>(m_node_rank)]; }
@@ -101,9 +110,12 @@ class shm_field_memory final : public field_memory {
   static constexpr std::size_t flag_count = 16;  // 8 exchanges per grid x (consumed, sent)
   std::atomic<std::uint32_t>& flag(int node_rank, int which) {
     if (which < 0 || static_cast<std::size_t>(which) >= flag_count) {
-      throw usage_error("cachecomm::halo_exchange: at most 8 exchanges per grid on the shm transport");
+      throw usage_error(
+          "cachecomm::halo_exchange: at most 8 exchanges per grid on the shm transport");
     }
-    return m_flags[static_cast<std::size_t>(node_rank) * flag_count + static_cast<std::size_t>(which)].value;
+    return m_flags[static_cast<std::size_t>(node_rank) * flag_count +
+                   static_cast<std::size_t>(which)]
+        .value;
   }
   detail::comm_impl* m_impl;
   int m_node_size = 1;
@@ -129,14 +141,20 @@ class mpi_grid_transport final : public grid_transport {
     if (m_shared_memory) return std::make_unique<shm_field_memory>(*m_impl, bytes);
     return std::make_unique<detail::heap_field_memory>(bytes);
   }
-  std::unique_ptr<message_request> send(int peer, int tag, const void* data, std::size_t bytes) override {
-    auto request = std::make_unique<mpi_message_request>(*m_impl, peer, "a halo exchange (sending to a neighbour)");
-    CACHECOMM_MPI(MPI_Isend(data, message_count(bytes, peer), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
+  std::unique_ptr<message_request> send(int peer, int tag, const void* data,
+                                        std::size_t bytes) override {
+    auto request = std::make_unique<mpi_message_request>(
+        *m_impl, peer, "a halo exchange (sending to a neighbour)");
+    CACHECOMM_MPI(MPI_Isend(data, message_count(bytes, peer), MPI_BYTE, peer, tag, m_comm.get(),
+                            &request->m_request));
     return request;
   }
-  std::unique_ptr<message_request> receive(int peer, int tag, void* data, std::size_t bytes) override {
-    auto request = std::make_unique<mpi_message_request>(*m_impl, peer, "a halo exchange (receiving from a neighbour)");
-    CACHECOMM_MPI(MPI_Irecv(data, message_count(bytes, peer), MPI_BYTE, peer, tag, m_comm.get(), &request->m_request));
+  std::unique_ptr<message_request> receive(int peer, int tag, void* data,
+                                           std::size_t bytes) override {
+    auto request = std::make_unique<mpi_message_request>(
+        *m_impl, peer, "a halo exchange (receiving from a neighbour)");
+    CACHECOMM_MPI(MPI_Irecv(data, message_count(bytes, peer), MPI_BYTE, peer, tag, m_comm.get(),
+                            &request->m_request));
     return request;
   }
   void barrier() override { CACHECOMM_MPI(MPI_Barrier(m_comm.get())); }

@@ -17,25 +17,32 @@ namespace cachecomm {
 
 namespace {
 const detail::setting_declaration slots_setting{
-    "CACHECOMM_P2P_SLOTS", "32", "Slots in each per-pair ring of a channel (messages or chunks in flight; a power of two)."};
+    "CACHECOMM_P2P_SLOTS", "32",
+    "Slots in each per-pair ring of a channel (messages or chunks in flight; a power of two)."};
 const detail::setting_declaration chunk_setting{
-    "CACHECOMM_P2P_CHUNK_BYTES", "32768", "Bytes per ring slot: large messages are pipelined in chunks of this size."};
+    "CACHECOMM_P2P_CHUNK_BYTES", "32768",
+    "Bytes per ring slot: large messages are pipelined in chunks of this size."};
 const detail::setting_declaration single_copy_setting{
     "CACHECOMM_P2P_SINGLE_COPY", "auto",
-    "Large node-local messages read straight from the sender's memory (process_vm_readv): auto (if the "
+    "Large node-local messages read straight from the sender's memory (process_vm_readv): auto (if "
+    "the "
     "kernel allows it, probed at start), on (fail if not allowed), off."};
 const detail::setting_declaration single_copy_bytes_setting{
-    "CACHECOMM_P2P_SINGLE_COPY_BYTES", "16384", "Smallest message sent by single copy when it is enabled."};
+    "CACHECOMM_P2P_SINGLE_COPY_BYTES", "16384",
+    "Smallest message sent by single copy when it is enabled."};
 const detail::setting_declaration shared_copy_bytes_setting{
     "CACHECOMM_P2P_SHARED_COPY_BYTES", "2097152",
     "Smallest single-copy message that sender and receiver copy together, piece by piece, so both "
     "cores work on it (0: the receiver copies alone)."};
 const detail::setting_declaration nontemporal_bytes_setting{
     "CACHECOMM_P2P_NONTEMPORAL_BYTES", "33554432",
-    "Smallest pipelined message whose receive copy uses non-temporal stores (0: never). Measured here: "
+    "Smallest pipelined message whose receive copy uses non-temporal stores (0: never). Measured "
+    "here: "
     "they win only once source and target exceed the caches (64 MiB: 2.4x, 4 MiB: even)."};
 
-bool tag_matches(int wanted, int tag) { return wanted == any_tag || wanted == tag; }
+bool tag_matches(int wanted, int tag) {
+  return wanted == any_tag || wanted == tag;
+}
 }  // namespace
 
 namespace detail {
@@ -51,7 +58,8 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
   m_node_rank = topology.node_rank;
   m_node_rank_of.assign(static_cast<std::size_t>(m_size), -1);
   for (int node_rank = 0; node_rank < topology.node_size; ++node_rank) {
-    m_node_rank_of[static_cast<std::size_t>(topology.node_ranks[static_cast<std::size_t>(node_rank)])] = node_rank;
+    m_node_rank_of[static_cast<std::size_t>(
+        topology.node_ranks[static_cast<std::size_t>(node_rank)])] = node_rank;
   }
   const config& settings = owner.settings();
   long long slots = settings.get_int("CACHECOMM_P2P_SLOTS");
@@ -60,12 +68,14 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
     throw invalid_argument("cachecomm: CACHECOMM_P2P_SLOTS must be a power of two from 2 to 65536");
   }
   if (chunk < 64 || chunk % 64 != 0 || chunk > (1LL << 30)) {
-    throw invalid_argument("cachecomm: CACHECOMM_P2P_CHUNK_BYTES must be a multiple of 64 between 64 and 1 GiB");
+    throw invalid_argument(
+        "cachecomm: CACHECOMM_P2P_CHUNK_BYTES must be a multiple of 64 between 64 and 1 GiB");
   }
   m_slots = static_cast<std::uint32_t>(slots);
   m_publish_every = std::max<std::uint32_t>(1, m_slots / 4);
   m_chunk = static_cast<std::size_t>(chunk);
-  m_single_copy_threshold = static_cast<std::size_t>(std::max(1LL, settings.get_int("CACHECOMM_P2P_SINGLE_COPY_BYTES")));
+  m_single_copy_threshold =
+      static_cast<std::size_t>(std::max(1LL, settings.get_int("CACHECOMM_P2P_SINGLE_COPY_BYTES")));
   long long shared_copy = settings.get_int("CACHECOMM_P2P_SHARED_COPY_BYTES");
   m_shared_copy_threshold = shared_copy <= 0 ? SIZE_MAX : static_cast<std::size_t>(shared_copy);
   long long nontemporal = settings.get_int("CACHECOMM_P2P_NONTEMPORAL_BYTES");
@@ -75,14 +85,16 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
   // One block per unordered pair of node ranks {low, high}, in the order (0,1), (0,2) .. (1,2) ..
   const int node_size = topology.node_size;
   const std::size_t pair_bytes = pair_layout::bytes_for(m_slots, m_chunk);
-  const std::size_t pairs = static_cast<std::size_t>(node_size) * static_cast<std::size_t>(node_size - 1) / 2;
+  const std::size_t pairs =
+      static_cast<std::size_t>(node_size) * static_cast<std::size_t>(node_size - 1) / 2;
   m_segment = shm_segment(owner.node(), std::max(pairs * pair_bytes, cache_line_size));
   auto ring_at = [&](int from, int to) {
     const auto low = static_cast<std::size_t>(std::min(from, to));
     const auto high = static_cast<std::size_t>(std::max(from, to));
     const auto n = static_cast<std::size_t>(node_size);
     std::size_t index = low * (2 * n - low - 1) / 2 + (high - low - 1);
-    return ring_view(m_segment.bytes_at(index * pair_bytes, pair_bytes), from < to ? 0 : 1, m_slots, m_chunk);
+    return ring_view(m_segment.bytes_at(index * pair_bytes, pair_bytes), from < to ? 0 : 1, m_slots,
+                     m_chunk);
   };
   std::vector<pid_t> pids(static_cast<std::size_t>(node_size));
   pid_t self_pid = ::getpid();
@@ -105,36 +117,47 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
 void channel_impl::probe_single_copy() {
   std::string mode = m_owner->settings().get("CACHECOMM_P2P_SINGLE_COPY");
   if (mode != "auto" && mode != "on" && mode != "off") {
-    throw invalid_argument("cachecomm: CACHECOMM_P2P_SINGLE_COPY='" + mode + "' is not one of auto, on, off");
+    throw invalid_argument("cachecomm: CACHECOMM_P2P_SINGLE_COPY='" + mode +
+                           "' is not one of auto, on, off");
   }
   const int node_size = m_owner->topology().node_size;
   if (mode == "off" || node_size < 2) return;
   std::uint64_t probe_value = 0x5ca1ab1e00000000ULL + static_cast<std::uint64_t>(m_node_rank);
   std::uint64_t address = reinterpret_cast<std::uintptr_t>(&probe_value);
   std::vector<std::uint64_t> addresses(static_cast<std::size_t>(node_size));
-  CACHECOMM_MPI(MPI_Allgather(&address, 1, MPI_UINT64_T, addresses.data(), 1, MPI_UINT64_T, m_owner->node()));
+  CACHECOMM_MPI(
+      MPI_Allgather(&address, 1, MPI_UINT64_T, addresses.data(), 1, MPI_UINT64_T, m_owner->node()));
   int neighbour = (m_node_rank + 1) % node_size;
   std::uint64_t seen = 0;
   iovec local{&seen, sizeof seen};
-  iovec remote{reinterpret_cast<void*>(addresses[static_cast<std::size_t>(neighbour)]), sizeof seen};
-  ssize_t got = ::process_vm_readv(m_links[static_cast<std::size_t>(neighbour)].pid, &local, 1, &remote, 1, 0);
+  iovec remote{reinterpret_cast<void*>(addresses[static_cast<std::size_t>(neighbour)]),
+               sizeof seen};
+  ssize_t got = ::process_vm_readv(m_links[static_cast<std::size_t>(neighbour)].pid, &local, 1,
+                                   &remote, 1, 0);
   int works = (got == static_cast<ssize_t>(sizeof seen) &&
-               seen == 0x5ca1ab1e00000000ULL + static_cast<std::uint64_t>(neighbour)) ? 1 : 0;
+               seen == 0x5ca1ab1e00000000ULL + static_cast<std::uint64_t>(neighbour))
+                  ? 1
+                  : 0;
   int all_work = 0;
   // Also keeps `probe_value` alive until every neighbour has read it.
   CACHECOMM_MPI(MPI_Allreduce(&works, &all_work, 1, MPI_INT, MPI_MIN, m_owner->node()));
   if (all_work == 0 && mode == "on") {
-    throw unsupported_error("cachecomm: CACHECOMM_P2P_SINGLE_COPY=on but process_vm_readv between ranks of "
-                            "this node is not permitted (ptrace restrictions)");
+    throw unsupported_error(
+        "cachecomm: CACHECOMM_P2P_SINGLE_COPY=on but process_vm_readv between ranks of "
+        "this node is not permitted (ptrace restrictions)");
   }
   m_single_copy = all_work != 0;
 }
 
 channel_impl::~channel_impl() {
   std::size_t in_flight = m_mpi_operations.size();
-  for (const auto& link : m_links) in_flight += link.pending_sends.size() + link.awaiting_copy.size() + link.posted_receives.size();
+  for (const auto& link : m_links)
+    in_flight +=
+        link.pending_sends.size() + link.awaiting_copy.size() + link.posted_receives.size();
   if (in_flight != 0) {
-    std::fprintf(stderr, "cachecomm: rank %d destroyed a channel with %zu operations still in flight\n", m_rank, in_flight);
+    std::fprintf(stderr,
+                 "cachecomm: rank %d destroyed a channel with %zu operations still in flight\n",
+                 m_rank, in_flight);
   }
   for (auto& operation : m_mpi_operations) {
     if (operation->mpi != MPI_REQUEST_NULL && !operation->is_send) {
@@ -146,8 +169,9 @@ channel_impl::~channel_impl() {
 
 void channel_impl::check_peer(int peer, const char* what) const {
   if (peer < 0 || peer >= m_size) {
-    throw invalid_argument(std::string("cachecomm: channel ") + what + " names rank " + std::to_string(peer) +
-                           " outside the communicator of " + std::to_string(m_size) + " ranks");
+    throw invalid_argument(std::string("cachecomm: channel ") + what + " names rank " +
+                           std::to_string(peer) + " outside the communicator of " +
+                           std::to_string(m_size) + " ranks");
   }
 }
 
@@ -157,20 +181,22 @@ bool channel_impl::ring_has_space(peer_link& link) {
   return link.produced - link.consumed_seen < m_slots;
 }
 
-void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_bytes, const std::byte* data,
-                              std::size_t chunk, std::uint32_t kind) {
+void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_bytes,
+                              const std::byte* data, std::size_t chunk, std::uint32_t kind) {
   slot_header& header = link.out.header(link.produced);
   // Empty messages may come with a null buffer, which memcpy must never see, even for 0 bytes.
   if (chunk != 0) {
-    std::memcpy(kind == slot_single_copy || message_bytes <= ring_inline_bytes ? header.inline_data
-                                                                                : link.out.data(link.produced),
+    std::memcpy(kind == slot_single_copy || message_bytes <= ring_inline_bytes
+                    ? header.inline_data
+                    : link.out.data(link.produced),
                 data, chunk);
   }
   header.tag = tag;
   header.size_and_kind = (static_cast<std::uint64_t>(message_bytes) << 8) | kind;
   ++link.produced;
   link.heard_since_send = false;
-  m_owner->wait().publish_and_ring(header.sequence, link.produced, link.out.doorbell());  // slot n carries n + 1
+  m_owner->wait().publish_and_ring(header.sequence, link.produced,
+                                   link.out.doorbell());  // slot n carries n + 1
 }
 
 // Only when the peer has taken the previous mailbox message and nothing is queued before this one.
@@ -220,8 +246,8 @@ bool channel_impl::push_send(peer_link& link, p2p_operation& operation) {
     if (!ring_has_space(link)) return false;
     const std::uint64_t descriptor[2] = {reinterpret_cast<std::uintptr_t>(operation.send_data),
                                          operation.bytes >= m_shared_copy_threshold ? 1U : 0U};
-    write_slot(link, operation.tag, operation.bytes, reinterpret_cast<const std::byte*>(descriptor), sizeof descriptor,
-               slot_single_copy);
+    write_slot(link, operation.tag, operation.bytes, reinterpret_cast<const std::byte*>(descriptor),
+               sizeof descriptor, slot_single_copy);
     operation.started = true;
     operation.single_copy_ticket = ++link.single_copy_sent;
     return true;  // completes when the receiver has copied it (awaiting_copy)
@@ -248,7 +274,9 @@ void channel_impl::progress_out(peer_link& link) {
   while (!link.awaiting_copy.empty()) {
     p2p_operation& front = *link.awaiting_copy.front();
     help_copy(link, front.single_copy_ticket, front.send_data, true);
-    if (!sequence_reached(link.out.copied().load(std::memory_order_acquire), front.single_copy_ticket)) break;
+    if (!sequence_reached(link.out.copied().load(std::memory_order_acquire),
+                          front.single_copy_ticket))
+      break;
     front.done = front.bytes;
     front.complete = true;
     link.awaiting_copy.pop_front();
@@ -266,7 +294,8 @@ void channel_impl::consume_slot(peer_link& link) {
   }
 }
 
-void channel_impl::begin_arrival(peer_link& link, int tag, std::size_t message_bytes, std::uint32_t kind) {
+void channel_impl::begin_arrival(peer_link& link, int tag, std::size_t message_bytes,
+                                 std::uint32_t kind) {
   if (kind == slot_continuation) {
     throw error("cachecomm: channel ring from rank " + std::to_string(link.comm_rank) +
                 " is out of step (a message continues without a start)");
@@ -275,8 +304,9 @@ void channel_impl::begin_arrival(peer_link& link, int tag, std::size_t message_b
   link.heard_since_send = true;
   link.arriving_bytes = message_bytes;
   link.arriving_done = 0;
-  auto match = std::find_if(link.posted_receives.begin(), link.posted_receives.end(),
-                            [&](const auto& operation) { return tag_matches(operation->tag, tag); });
+  auto match =
+      std::find_if(link.posted_receives.begin(), link.posted_receives.end(),
+                   [&](const auto& operation) { return tag_matches(operation->tag, tag); });
   if (match != link.posted_receives.end()) {
     link.arriving_receive = *match;
     link.posted_receives.erase(match);
@@ -284,9 +314,10 @@ void channel_impl::begin_arrival(peer_link& link, int tag, std::size_t message_b
     receive.started = true;
     receive.message_bytes = message_bytes;
     if (message_bytes > receive.bytes) {
-      receive.failure = "cachecomm: a message of " + std::to_string(message_bytes) + " bytes from rank " +
-                        std::to_string(link.comm_rank) + " (tag " + std::to_string(tag) +
-                        ") does not fit the receive buffer of " + std::to_string(receive.bytes) + " bytes";
+      receive.failure = "cachecomm: a message of " + std::to_string(message_bytes) +
+                        " bytes from rank " + std::to_string(link.comm_rank) + " (tag " +
+                        std::to_string(tag) + ") does not fit the receive buffer of " +
+                        std::to_string(receive.bytes) + " bytes";
     }
     return;
   }
@@ -303,9 +334,10 @@ void deliver(unexpected_message& entry, p2p_operation& receive, int source) {
   if (fits != 0) std::memcpy(receive.recv_data, entry.data.data(), fits);
   receive.done = fits;
   if (entry.data.size() > receive.bytes) {
-    receive.failure = "cachecomm: a message of " + std::to_string(entry.data.size()) + " bytes from rank " +
-                      std::to_string(source) + " (tag " + std::to_string(entry.tag) +
-                      ") does not fit the receive buffer of " + std::to_string(receive.bytes) + " bytes";
+    receive.failure = "cachecomm: a message of " + std::to_string(entry.data.size()) +
+                      " bytes from rank " + std::to_string(source) + " (tag " +
+                      std::to_string(entry.tag) + ") does not fit the receive buffer of " +
+                      std::to_string(receive.bytes) + " bytes";
   }
   receive.complete = true;
 }
@@ -333,7 +365,8 @@ void channel_impl::finish_arrival(peer_link& link) {
 namespace {
 constexpr std::size_t shared_copy_piece = 256 * 1024;
 
-void copy_across(pid_t peer, bool write_to_peer, std::byte* local, std::uint64_t remote, std::size_t bytes, int peer_rank) {
+void copy_across(pid_t peer, bool write_to_peer, std::byte* local, std::uint64_t remote,
+                 std::size_t bytes, int peer_rank) {
   std::size_t done = 0;
   while (done < bytes) {
     iovec mine{local + done, bytes - done};
@@ -341,8 +374,10 @@ void copy_across(pid_t peer, bool write_to_peer, std::byte* local, std::uint64_t
     ssize_t moved = write_to_peer ? ::process_vm_writev(peer, &mine, 1, &theirs, 1, 0)
                                   : ::process_vm_readv(peer, &mine, 1, &theirs, 1, 0);
     if (moved <= 0) {
-      throw system_error(std::string(write_to_peer ? "process_vm_writev to" : "process_vm_readv from") + " rank " +
-                             std::to_string(peer_rank), errno);
+      throw system_error(
+          std::string(write_to_peer ? "process_vm_writev to" : "process_vm_readv from") + " rank " +
+              std::to_string(peer_rank),
+          errno);
     }
     done += static_cast<std::size_t>(moved);
   }
@@ -352,7 +387,8 @@ void copy_across(pid_t peer, bool write_to_peer, std::byte* local, std::uint64_t
 // Claims pieces of message `ticket` until none is left. The sender writes into the receiver's
 // buffer, the receiver reads from the sender's; the claim word carries the ticket, so a stale
 // claim for an earlier message fails instead of copying into a later one.
-void channel_impl::help_copy(peer_link& link, std::uint32_t ticket, const std::byte* source, bool as_sender) {
+void channel_impl::help_copy(peer_link& link, std::uint32_t ticket, const std::byte* source,
+                             bool as_sender) {
   const ring_view& ring = as_sender ? link.out : link.in;
   shared_copy_line& line = ring.claim();
   for (;;) {
@@ -367,7 +403,8 @@ void channel_impl::help_copy(peer_link& link, std::uint32_t ticket, const std::b
     const std::size_t offset = static_cast<std::size_t>(piece) * shared_copy_piece;
     const std::size_t length = std::min<std::size_t>(shared_copy_piece, bytes - offset);
     if (as_sender) {
-      copy_across(link.pid, true, const_cast<std::byte*>(source) + offset, target + offset, length, link.comm_rank);
+      copy_across(link.pid, true, const_cast<std::byte*>(source) + offset, target + offset, length,
+                  link.comm_rank);
     } else {
       copy_across(link.pid, false, reinterpret_cast<std::byte*>(target) + offset,
                   reinterpret_cast<std::uintptr_t>(source) + offset, length, link.comm_rank);
@@ -393,10 +430,12 @@ void channel_impl::read_single_copy(peer_link& link, const slot_header& header, 
     link.in.pieces_done().store(0, std::memory_order_relaxed);
     line.claim.store(static_cast<std::uint64_t>(ticket) << 32, std::memory_order_seq_cst);
     help_copy(link, ticket, reinterpret_cast<const std::byte*>(descriptor[0]), false);
-    const auto pieces = static_cast<std::uint32_t>((wanted + shared_copy_piece - 1) / shared_copy_piece);
-    m_owner->wait().wait(reinterpret_cast<const std::uint32_t*>(&link.in.pieces_done()),
-                         [&] { return link.in.pieces_done().load(std::memory_order_acquire) == pieces; },
-                         node_rank_of(link.comm_rank), "a shared copy the sender is finishing");
+    const auto pieces =
+        static_cast<std::uint32_t>((wanted + shared_copy_piece - 1) / shared_copy_piece);
+    m_owner->wait().wait(
+        reinterpret_cast<const std::uint32_t*>(&link.in.pieces_done()),
+        [&] { return link.in.pieces_done().load(std::memory_order_acquire) == pieces; },
+        node_rank_of(link.comm_rank), "a shared copy the sender is finishing");
   }
   link.single_copy_read = ticket;
   m_owner->wait().publish(link.in.copied(), link.single_copy_read);
@@ -455,8 +494,10 @@ void channel_impl::progress() {
       char text[MPI_MAX_ERROR_STRING];
       int length = 0;
       MPI_Error_string(code, text, &length);
-      operation.failure = "cachecomm: channel " + std::string(operation.is_send ? "send to" : "receive from") +
-                          " rank " + std::to_string(operation.peer) + " through MPI failed: " + std::string(text, length);
+      operation.failure = "cachecomm: channel " +
+                          std::string(operation.is_send ? "send to" : "receive from") + " rank " +
+                          std::to_string(operation.peer) +
+                          " through MPI failed: " + std::string(text, length);
       finished = 1;
       // Open MPI keeps a request that completed in error; it is ours to free.
       if (operation.mpi != MPI_REQUEST_NULL) MPI_Request_free(&operation.mpi);
@@ -475,10 +516,14 @@ void channel_impl::progress() {
   }
 }
 
-std::shared_ptr<p2p_operation> channel_impl::start_send(const void* data, std::size_t bytes, int destination, int tag) {
+std::shared_ptr<p2p_operation> channel_impl::start_send(const void* data, std::size_t bytes,
+                                                        int destination, int tag) {
   check_peer(destination, "send");
-  if (tag < 0) throw invalid_argument("cachecomm: channel send needs a tag >= 0, got " + std::to_string(tag));
-  if (data == nullptr && bytes != 0) throw invalid_argument("cachecomm: channel send of " + std::to_string(bytes) + " bytes from a null buffer");
+  if (tag < 0)
+    throw invalid_argument("cachecomm: channel send needs a tag >= 0, got " + std::to_string(tag));
+  if (data == nullptr && bytes != 0)
+    throw invalid_argument("cachecomm: channel send of " + std::to_string(bytes) +
+                           " bytes from a null buffer");
   auto operation = std::make_shared<p2p_operation>();
   operation->is_send = true;
   operation->peer = destination;
@@ -486,8 +531,10 @@ std::shared_ptr<p2p_operation> channel_impl::start_send(const void* data, std::s
   operation->send_data = static_cast<const std::byte*>(data);
   operation->bytes = bytes;
   if (!is_local(destination)) {
-    if (bytes > static_cast<std::size_t>(INT_MAX)) throw invalid_argument("cachecomm: channel send through MPI is limited to 2 GiB");
-    CACHECOMM_MPI(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, destination, tag, m_remote.get(), &operation->mpi));
+    if (bytes > static_cast<std::size_t>(INT_MAX))
+      throw invalid_argument("cachecomm: channel send through MPI is limited to 2 GiB");
+    CACHECOMM_MPI(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, destination, tag,
+                            m_remote.get(), &operation->mpi));
     m_mpi_operations.push_back(operation);
     return operation;
   }
@@ -515,19 +562,25 @@ void channel_impl::match_posted(peer_link& link, const std::shared_ptr<p2p_opera
   link.posted_receives.push_back(operation);
 }
 
-std::shared_ptr<p2p_operation> channel_impl::start_recv(void* data, std::size_t capacity, int source, int tag) {
+std::shared_ptr<p2p_operation> channel_impl::start_recv(void* data, std::size_t capacity,
+                                                        int source, int tag) {
   check_peer(source, "receive");
-  if (tag < 0 && tag != any_tag) throw invalid_argument("cachecomm: channel receive needs a tag >= 0 or any_tag, got " + std::to_string(tag));
-  if (data == nullptr && capacity != 0) throw invalid_argument("cachecomm: channel receive into a null buffer of " + std::to_string(capacity) + " bytes");
+  if (tag < 0 && tag != any_tag)
+    throw invalid_argument("cachecomm: channel receive needs a tag >= 0 or any_tag, got " +
+                           std::to_string(tag));
+  if (data == nullptr && capacity != 0)
+    throw invalid_argument("cachecomm: channel receive into a null buffer of " +
+                           std::to_string(capacity) + " bytes");
   auto operation = std::make_shared<p2p_operation>();
   operation->peer = source;
   operation->tag = tag;
   operation->recv_data = static_cast<std::byte*>(data);
   operation->bytes = capacity;
   if (!is_local(source)) {
-    if (capacity > static_cast<std::size_t>(INT_MAX)) throw invalid_argument("cachecomm: channel receive through MPI is limited to 2 GiB");
-    CACHECOMM_MPI(MPI_Irecv(data, static_cast<int>(capacity), MPI_BYTE, source, tag == any_tag ? MPI_ANY_TAG : tag,
-                            m_remote.get(), &operation->mpi));
+    if (capacity > static_cast<std::size_t>(INT_MAX))
+      throw invalid_argument("cachecomm: channel receive through MPI is limited to 2 GiB");
+    CACHECOMM_MPI(MPI_Irecv(data, static_cast<int>(capacity), MPI_BYTE, source,
+                            tag == any_tag ? MPI_ANY_TAG : tag, m_remote.get(), &operation->mpi));
     m_mpi_operations.push_back(operation);
     return operation;
   }
@@ -537,7 +590,8 @@ std::shared_ptr<p2p_operation> channel_impl::start_recv(void* data, std::size_t 
 
 void channel_impl::send(const void* data, std::size_t bytes, int destination, int tag) {
   // Fast path: a small message with nothing queued before it goes straight into the flag's line.
-  if (bytes <= ring_inline_bytes && tag >= 0 && destination >= 0 && destination < m_size && is_local(destination)) {
+  if (bytes <= ring_inline_bytes && tag >= 0 && destination >= 0 && destination < m_size &&
+      is_local(destination)) {
     peer_link& link = m_links[static_cast<std::size_t>(node_rank_of(destination))];
     if (link.pending_sends.empty() && (data != nullptr || bytes == 0)) {
       if (mail_free(link)) {
@@ -557,17 +611,24 @@ void channel_impl::send(const void* data, std::size_t bytes, int destination, in
 std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int tag) {
   // Fast path: nothing else is pending anywhere, so waiting on this one ring alone cannot hold up
   // another operation; a small message matching the tag is copied straight out of the flag's line.
-  if (source >= 0 && source < m_size && is_local(source) && m_mpi_operations.empty() && (data != nullptr || capacity == 0)) {
+  if (source >= 0 && source < m_size && is_local(source) && m_mpi_operations.empty() &&
+      (data != nullptr || capacity == 0)) {
     peer_link& link = m_links[static_cast<std::size_t>(node_rank_of(source))];
     bool idle = !link.arriving && link.unexpected.empty() && link.posted_receives.empty();
-    for (const auto& other : m_links) idle = idle && other.pending_sends.empty() && other.awaiting_copy.empty();
+    for (const auto& other : m_links)
+      idle = idle && other.pending_sends.empty() && other.awaiting_copy.empty();
     if (idle) {
       const slot_header& header = link.in.header(link.next_in);
       const std::uint32_t expected = link.next_in + 1;
-      m_owner->wait().wait(reinterpret_cast<const std::uint32_t*>(&link.in.doorbell()),
-                           [&] { return mail_waiting(link) || header.sequence.load(std::memory_order_acquire) == expected; },
-                           node_rank_of(source), "a channel receive");
-      // Checked again after the slot was seen: a mailbox message written before the slot comes first.
+      m_owner->wait().wait(
+          reinterpret_cast<const std::uint32_t*>(&link.in.doorbell()),
+          [&] {
+            return mail_waiting(link) ||
+                   header.sequence.load(std::memory_order_acquire) == expected;
+          },
+          node_rank_of(source), "a channel receive");
+      // Checked again after the slot was seen: a mailbox message written before the slot comes
+      // first.
       if (mail_waiting(link)) {
         const mailbox_half& mail = link.in.mail();
         const std::size_t bytes = mail.message_bytes();
@@ -582,7 +643,8 @@ std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int
         return operation->message_bytes;
       }
       const std::size_t bytes = header.message_bytes();
-      if (header.kind() == slot_first && bytes <= ring_inline_bytes && bytes <= capacity && tag_matches(tag, header.tag)) {
+      if (header.kind() == slot_first && bytes <= ring_inline_bytes && bytes <= capacity &&
+          tag_matches(tag, header.tag)) {
         if (bytes != 0) std::memcpy(data, header.inline_data, bytes);
         consume_slot(link);
         link.heard_since_send = true;
@@ -615,10 +677,13 @@ void channel_impl::wait(p2p_operation& operation) {
   while (!operation.complete) {
     // The word to sleep on moves as slots are consumed; re-arm when it does.
     const std::uint32_t* word = wake_word(operation);
-    m_owner->wait().wait(word, [&] {
-      progress();
-      return operation.complete || wake_word(operation) != word;
-    }, waited, what);
+    m_owner->wait().wait(
+        word,
+        [&] {
+          progress();
+          return operation.complete || wake_word(operation) != word;
+        },
+        waited, what);
   }
   if (!operation.failure.empty()) throw invalid_argument(operation.failure);
 }
@@ -652,18 +717,22 @@ void channel_impl::abandon(const std::shared_ptr<p2p_operation>& operation) noex
       }
       if (removed) {
         std::fprintf(stderr,
-                     "cachecomm: rank %d destroyed a request (%s rank %d, tag %d, %zu bytes) before it completed; "
-                     "it was cancelled\n", m_rank, kind, operation->peer, operation->tag, operation->bytes);
+                     "cachecomm: rank %d destroyed a request (%s rank %d, tag %d, %zu bytes) "
+                     "before it completed; "
+                     "it was cancelled\n",
+                     m_rank, kind, operation->peer, operation->tag, operation->bytes);
         return;
       }
     }
     std::fprintf(stderr,
-                 "cachecomm: rank %d destroyed a request (%s rank %d, tag %d, %zu bytes) before it completed; "
-                 "waiting for it because its data is already moving\n", m_rank, kind, operation->peer, operation->tag,
-                 operation->bytes);
+                 "cachecomm: rank %d destroyed a request (%s rank %d, tag %d, %zu bytes) before it "
+                 "completed; "
+                 "waiting for it because its data is already moving\n",
+                 m_rank, kind, operation->peer, operation->tag, operation->bytes);
     wait(*operation);
   } catch (const std::exception& failure) {
-    std::fprintf(stderr, "cachecomm: rank %d could not complete an abandoned request: %s\n", m_rank, failure.what());
+    std::fprintf(stderr, "cachecomm: rank %d could not complete an abandoned request: %s\n", m_rank,
+                 failure.what());
   }
 }
 
@@ -679,7 +748,9 @@ request::~request() {
 }
 
 request::request(request&& other) noexcept
-    : m_channel(other.m_channel), m_operation(std::move(other.m_operation)), m_bytes(other.m_bytes) {}
+    : m_channel(other.m_channel),
+      m_operation(std::move(other.m_operation)),
+      m_bytes(other.m_bytes) {}
 
 request& request::operator=(request&& other) noexcept {
   if (this != &other) {
@@ -716,7 +787,8 @@ bool request::test() {
   return true;
 }
 
-channel::channel(comm& communicator) : m_impl(std::make_unique<detail::channel_impl>(communicator.impl())) {}
+channel::channel(comm& communicator)
+    : m_impl(std::make_unique<detail::channel_impl>(communicator.impl())) {}
 channel::~channel() = default;
 channel::channel(channel&&) noexcept = default;
 channel& channel::operator=(channel&&) noexcept = default;
@@ -736,14 +808,29 @@ request channel::irecv(void* data, std::size_t capacity, int source, int tag) {
 void channel::wait_all(std::span<request> requests) {
   for (request& entry : requests) entry.wait();
 }
-int channel::rank() const { return m_impl->rank(); }
-int channel::size() const { return m_impl->size(); }
-std::string channel::path_to(int peer) const {
-  return m_impl->is_local(peer) ? (m_impl->single_copy_enabled() ? "shared-memory ring + single copy" : "shared-memory ring") : "mpi";
+int channel::rank() const {
+  return m_impl->rank();
 }
-std::size_t channel::abandoned_requests() const { return m_impl->abandoned(); }
-std::size_t channel::inline_limit() const { return detail::ring_inline_bytes; }
-std::size_t channel::chunk_bytes() const { return m_impl->chunk_bytes(); }
-std::size_t channel::ring_slots() const { return m_impl->slots(); }
+int channel::size() const {
+  return m_impl->size();
+}
+std::string channel::path_to(int peer) const {
+  return m_impl->is_local(peer)
+             ? (m_impl->single_copy_enabled() ? "shared-memory ring + single copy"
+                                              : "shared-memory ring")
+             : "mpi";
+}
+std::size_t channel::abandoned_requests() const {
+  return m_impl->abandoned();
+}
+std::size_t channel::inline_limit() const {
+  return detail::ring_inline_bytes;
+}
+std::size_t channel::chunk_bytes() const {
+  return m_impl->chunk_bytes();
+}
+std::size_t channel::ring_slots() const {
+  return m_impl->slots();
+}
 
 }  // namespace cachecomm

@@ -22,11 +22,15 @@ enum slot_kind : std::uint32_t { slot_continuation = 0, slot_first = 1, slot_sin
 struct slot_header {
   std::atomic<std::uint32_t> sequence;  ///< slot number + 1 once the sender has filled it
   std::int32_t tag;
-  std::uint64_t size_and_kind;          ///< message bytes << 8 | slot_kind
+  std::uint64_t size_and_kind;  ///< message bytes << 8 | slot_kind
   std::byte inline_data[ring_inline_bytes];
 
-  [[nodiscard]] std::size_t message_bytes() const { return static_cast<std::size_t>(size_and_kind >> 8); }
-  [[nodiscard]] std::uint32_t kind() const { return static_cast<std::uint32_t>(size_and_kind & 0xff); }
+  [[nodiscard]] std::size_t message_bytes() const {
+    return static_cast<std::size_t>(size_and_kind >> 8);
+  }
+  [[nodiscard]] std::uint32_t kind() const {
+    return static_cast<std::uint32_t>(size_and_kind & 0xff);
+  }
 };
 static_assert(sizeof(slot_header) == cache_line_size / 2);
 
@@ -35,10 +39,13 @@ static_assert(sizeof(slot_header) == cache_line_size / 2);
 /// so a ping-pong hands the same line back and forth (the one-line limit) instead of moving on to
 /// a fresh ring line per exchange, which costs about twice as much.
 struct mailbox_half {
-  std::atomic<std::uint32_t> sequence;  ///< mailbox messages sent in this direction (n once message n is in)
+  std::atomic<std::uint32_t>
+      sequence;  ///< mailbox messages sent in this direction (n once message n is in)
   std::int32_t tag;
-  std::atomic<std::uint32_t> taken;     ///< mailbox messages of the *other* direction this side has taken
-  std::uint32_t position_and_size;      ///< ring slots written before this message (low 24 bits) << 8 | bytes
+  std::atomic<std::uint32_t>
+      taken;  ///< mailbox messages of the *other* direction this side has taken
+  std::uint32_t
+      position_and_size;  ///< ring slots written before this message (low 24 bits) << 8 | bytes
   std::byte inline_data[ring_inline_bytes];
 
   [[nodiscard]] std::size_t message_bytes() const { return position_and_size & 0xff; }
@@ -62,20 +69,22 @@ struct alignas(cache_line_size) doorbell_line {
 struct alignas(cache_line_size) shared_copy_line {
   std::atomic<std::uint64_t> claim;  ///< ticket << 32 | next piece to copy
   std::uint64_t target;              ///< receiver's buffer address
-  std::uint64_t bytes;               ///< bytes to copy (the receive may be shorter than the message)
+  std::uint64_t bytes;  ///< bytes to copy (the receive may be shorter than the message)
 };
 struct alignas(cache_line_size) shared_done_line {
   std::atomic<std::uint32_t> pieces;  ///< pieces finished (reset by the receiver per message)
 };
 
 /// The memory of one unordered pair {low, high}: [8 control lines: consumed, copied, shared copy
-/// claim and pieces done, for each direction][mailbox line][doorbell line][slots header lines, each holding both directions' slot k][data low → high][data high → low].
+/// claim and pieces done, for each direction][mailbox line][doorbell line][slots header lines, each
+/// holding both directions' slot k][data low → high][data high → low].
 struct pair_layout {
   static constexpr std::size_t control_lines = 10;
   static constexpr std::size_t mailbox_line_index = 8;
   static constexpr std::size_t doorbell_line_index = 9;
   [[nodiscard]] static std::size_t bytes_for(std::uint32_t slots, std::size_t chunk) {
-    return control_lines * cache_line_size + slots * cache_line_size + 2 * round_up(slots * chunk, cache_line_size);
+    return control_lines * cache_line_size + slots * cache_line_size +
+           2 * round_up(slots * chunk, cache_line_size);
   }
 };
 
@@ -88,12 +97,17 @@ class ring_view {
   ring_view(std::byte* pair_base, int direction, std::uint32_t slots, std::size_t chunk)
       : m_consumed(reinterpret_cast<padded_flag*>(pair_base + (4 * direction) * cache_line_size)),
         m_copied(reinterpret_cast<padded_flag*>(pair_base + (4 * direction + 1) * cache_line_size)),
-        m_claim(reinterpret_cast<shared_copy_line*>(pair_base + (4 * direction + 2) * cache_line_size)),
-        m_done(reinterpret_cast<shared_done_line*>(pair_base + (4 * direction + 3) * cache_line_size)),
-        m_mailbox(reinterpret_cast<mailbox_line*>(pair_base + pair_layout::mailbox_line_index * cache_line_size)),
-        m_doorbells(reinterpret_cast<doorbell_line*>(pair_base + pair_layout::doorbell_line_index * cache_line_size)),
+        m_claim(
+            reinterpret_cast<shared_copy_line*>(pair_base + (4 * direction + 2) * cache_line_size)),
+        m_done(
+            reinterpret_cast<shared_done_line*>(pair_base + (4 * direction + 3) * cache_line_size)),
+        m_mailbox(reinterpret_cast<mailbox_line*>(pair_base + pair_layout::mailbox_line_index *
+                                                                  cache_line_size)),
+        m_doorbells(reinterpret_cast<doorbell_line*>(pair_base + pair_layout::doorbell_line_index *
+                                                                     cache_line_size)),
         m_direction(direction),
-        m_headers(pair_base + pair_layout::control_lines * cache_line_size + direction * sizeof(slot_header)),
+        m_headers(pair_base + pair_layout::control_lines * cache_line_size +
+                  direction * sizeof(slot_header)),
         m_data(pair_base + pair_layout::control_lines * cache_line_size + slots * cache_line_size +
                static_cast<std::size_t>(direction) * round_up(slots * chunk, cache_line_size)),
         m_mask(slots - 1),
@@ -101,7 +115,8 @@ class ring_view {
 
   // `slots` is a power of two: a mask, not a division, on the latency path.
   [[nodiscard]] slot_header& header(std::uint32_t slot_number) const {
-    return *reinterpret_cast<slot_header*>(m_headers + static_cast<std::size_t>(slot_number & m_mask) * cache_line_size);
+    return *reinterpret_cast<slot_header*>(
+        m_headers + static_cast<std::size_t>(slot_number & m_mask) * cache_line_size);
   }
   [[nodiscard]] std::byte* data(std::uint32_t slot_number) const {
     return m_data + static_cast<std::size_t>(slot_number & m_mask) * m_chunk;
@@ -110,7 +125,9 @@ class ring_view {
   /// records how many of this direction's mailbox messages it has taken).
   [[nodiscard]] mailbox_half& mail() const { return m_mailbox->half[m_direction]; }
   [[nodiscard]] mailbox_half& reverse_mail() const { return m_mailbox->half[1 - m_direction]; }
-  [[nodiscard]] std::atomic<std::uint32_t>& doorbell() const { return m_doorbells->bell[m_direction]; }
+  [[nodiscard]] std::atomic<std::uint32_t>& doorbell() const {
+    return m_doorbells->bell[m_direction];
+  }
   [[nodiscard]] std::atomic<std::uint32_t>& consumed() const { return m_consumed->value; }
   [[nodiscard]] std::atomic<std::uint32_t>& copied() const { return m_copied->value; }
   [[nodiscard]] shared_copy_line& claim() const { return *m_claim; }

@@ -78,29 +78,32 @@ void print_summary(const call_stats& stats, long long states_built, long long st
               MPI_COMM_WORLD);
   if (rank != 0) return;
 
-  std::string text = "cachecomm preload summary (" + std::to_string(size) + " ranks, calls summed over ranks)\n";
+  std::string text =
+      "cachecomm preload summary (" + std::to_string(size) + " ranks, calls summed over ranks)\n";
   for (std::size_t kind = 0; kind < kinds; ++kind) {
     const long long* row = &total[kind * outcomes];
     long long passed = 0;
     std::string reasons;
     const long long failed = row[static_cast<std::size_t>(outcome::cachecomm_error)];
     for (std::size_t reason = 1; reason < outcomes; ++reason) {
-      if (row[reason] == 0 || reason == static_cast<std::size_t>(outcome::cachecomm_error)) continue;
+      if (row[reason] == 0 || reason == static_cast<std::size_t>(outcome::cachecomm_error))
+        continue;
       passed += row[reason];
-      reasons += (reasons.empty() ? "" : ", ") + std::string(to_string(static_cast<outcome>(reason))) + " " +
+      reasons += (reasons.empty() ? "" : ", ") +
+                 std::string(to_string(static_cast<outcome>(reason))) + " " +
                  std::to_string(row[reason]);
     }
     if (row[0] == 0 && passed == 0 && failed == 0) continue;
     char line[128];
-    std::snprintf(line, sizeof line, "  %-32s served %8lld  passed %8lld", std::string(mpi_name(static_cast<call_kind>(kind))).c_str(),
-                  row[0], passed);
+    std::snprintf(line, sizeof line, "  %-32s served %8lld  passed %8lld",
+                  std::string(mpi_name(static_cast<call_kind>(kind))).c_str(), row[0], passed);
     text += line;
     if (failed != 0) text += "  failed " + std::to_string(failed);
     if (!reasons.empty()) text += "  (" + reasons + ")";
     text += "\n";
   }
-  text += "  cachecomm communicator states: built " + std::to_string(total[kinds * outcomes]) + ", freed " +
-          std::to_string(total[kinds * outcomes + 1]) + "\n";
+  text += "  cachecomm communicator states: built " + std::to_string(total[kinds * outcomes]) +
+          ", freed " + std::to_string(total[kinds * outcomes + 1]) + "\n";
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
 }

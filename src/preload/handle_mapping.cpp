@@ -13,7 +13,8 @@ bool is_predefined(MPI_Datatype type) {
   int addresses = 0;
   int datatypes = 0;
   int combiner = 0;
-  if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) != MPI_SUCCESS) return false;
+  if (PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner) != MPI_SUCCESS)
+    return false;
   return combiner == MPI_COMBINER_NAMED;
 }
 
@@ -21,17 +22,27 @@ bool is_predefined(MPI_Datatype type) {
 const std::vector<std::pair<MPI_Datatype, datatype>>& reducible_types() {
   static const std::vector<std::pair<MPI_Datatype, datatype>> table = [] {
     std::vector<std::pair<MPI_Datatype, datatype>> t = {
-        {MPI_INT8_T, datatype::int8},       {MPI_SIGNED_CHAR, datatype::int8},
-        {MPI_UINT8_T, datatype::uint8},     {MPI_UNSIGNED_CHAR, datatype::uint8},
-        {MPI_INT16_T, datatype::int16},     {MPI_SHORT, datatype::int16},
-        {MPI_UINT16_T, datatype::uint16},   {MPI_UNSIGNED_SHORT, datatype::uint16},
-        {MPI_INT32_T, datatype::int32},     {MPI_INT, datatype::int32},
-        {MPI_UINT32_T, datatype::uint32},   {MPI_UNSIGNED, datatype::uint32},
-        {MPI_INT64_T, datatype::int64},     {MPI_LONG_LONG, datatype::int64},
+        {MPI_INT8_T, datatype::int8},
+        {MPI_SIGNED_CHAR, datatype::int8},
+        {MPI_UINT8_T, datatype::uint8},
+        {MPI_UNSIGNED_CHAR, datatype::uint8},
+        {MPI_INT16_T, datatype::int16},
+        {MPI_SHORT, datatype::int16},
+        {MPI_UINT16_T, datatype::uint16},
+        {MPI_UNSIGNED_SHORT, datatype::uint16},
+        {MPI_INT32_T, datatype::int32},
+        {MPI_INT, datatype::int32},
+        {MPI_UINT32_T, datatype::uint32},
+        {MPI_UNSIGNED, datatype::uint32},
+        {MPI_INT64_T, datatype::int64},
+        {MPI_LONG_LONG, datatype::int64},
         {MPI_LONG_LONG_INT, datatype::int64},
-        {MPI_UINT64_T, datatype::uint64},   {MPI_UNSIGNED_LONG_LONG, datatype::uint64},
-        {MPI_FLOAT, datatype::float32},     {MPI_DOUBLE, datatype::float64},
-        {MPI_C_FLOAT_COMPLEX, datatype::complex64}, {MPI_C_COMPLEX, datatype::complex64},
+        {MPI_UINT64_T, datatype::uint64},
+        {MPI_UNSIGNED_LONG_LONG, datatype::uint64},
+        {MPI_FLOAT, datatype::float32},
+        {MPI_DOUBLE, datatype::float64},
+        {MPI_C_FLOAT_COMPLEX, datatype::complex64},
+        {MPI_C_COMPLEX, datatype::complex64},
         {MPI_C_DOUBLE_COMPLEX, datatype::complex128},
     };
     static_assert(sizeof(int) == 4 && sizeof(short) == 2 && sizeof(long long) == 8);
@@ -96,7 +107,8 @@ std::optional<movable_type> as_movable(MPI_Datatype type, outcome& why_not) {
   int size = 0;
   MPI_Aint lower = 0;
   MPI_Aint extent = 0;
-  if (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lower, &extent) != MPI_SUCCESS) {
+  if (PMPI_Type_size(type, &size) != MPI_SUCCESS ||
+      PMPI_Type_get_extent(type, &lower, &extent) != MPI_SUCCESS) {
     why_not = outcome::invalid_argument;
     return std::nullopt;
   }

@@ -20,7 +20,8 @@ struct movable_type {
 /// The byte size of a predefined gap-free datatype, or the reason it must pass through.
 [[nodiscard]] std::optional<movable_type> as_movable(MPI_Datatype type, outcome& why_not);
 
-/// The cachecomm element type for reductions (exact numeric type), or the reason it must pass through.
+/// The cachecomm element type for reductions (exact numeric type), or the reason it must pass
+/// through.
 [[nodiscard]] std::optional<datatype> as_reducible(MPI_Datatype type, outcome& why_not);
 
 /// The cachecomm operation for a predefined MPI operation, or the reason it must pass through.

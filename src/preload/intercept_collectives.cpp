@@ -60,7 +60,9 @@ int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
   return MPI_SUCCESS;
 }
 
-bool valid_root(const cachecomm::comm& c, int root) { return root >= 0 && root < c.size(); }
+bool valid_root(const cachecomm::comm& c, int root) {
+  return root >= 0 && root < c.size();
+}
 
 /// The last datatype and operation an allreduce was served with (programs repeat the same
 /// reduction): the next call with both skips the three look-ups. One thread, as for the mappings.
@@ -83,7 +85,8 @@ int MPI_Barrier(MPI_Comm comm) {
   if (preload::inside_cachecomm()) return PMPI_Barrier(comm);
   route r = route_call(call_kind::barrier, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
-  if (r.fast == nullptr) return pass_through(call_kind::barrier, r.why_not, [&] { return PMPI_Barrier(comm); });
+  if (r.fast == nullptr)
+    return pass_through(call_kind::barrier, r.why_not, [&] { return PMPI_Barrier(comm); });
   return serve(call_kind::barrier, comm, "MPI_Barrier", [&] { r.fast->barrier(); });
 }
 
@@ -96,15 +99,17 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   outcome why = outcome::served;
   auto moved = preload::as_movable(datatype, why);
   if (!moved) return pass_through(call_kind::bcast, why, pass);
-  if (count < 0 || !valid_root(*r.fast, root)) return pass_through(call_kind::bcast, outcome::invalid_argument, pass);
+  if (count < 0 || !valid_root(*r.fast, root))
+    return pass_through(call_kind::bcast, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::bcast, outcome::empty, pass);
   const std::size_t bytes = static_cast<std::size_t>(count) * moved->element_bytes;
-  return serve(call_kind::bcast, comm, "MPI_Bcast",
-               [&] { cachecomm::broadcast(*r.fast, buffer, bytes, cachecomm::datatype::byte, root); });
+  return serve(call_kind::bcast, comm, "MPI_Bcast", [&] {
+    cachecomm::broadcast(*r.fast, buffer, bytes, cachecomm::datatype::byte, root);
+  });
 }
 
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
-               MPI_Comm comm) {
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm) {
   auto pass = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
   if (preload::inside_cachecomm()) return pass();
   route r = route_call(call_kind::reduce, comm);
@@ -115,22 +120,27 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   if (!type) return pass_through(call_kind::reduce, why, pass);
   auto operation = preload::as_reduce_op(op, why);
   if (!operation) return pass_through(call_kind::reduce, why, pass);
-  if (!cachecomm::supports(*type, *operation)) return pass_through(call_kind::reduce, outcome::unsupported_pair, pass);
-  if (count < 0 || !valid_root(*r.fast, root)) return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
+  if (!cachecomm::supports(*type, *operation))
+    return pass_through(call_kind::reduce, outcome::unsupported_pair, pass);
+  if (count < 0 || !valid_root(*r.fast, root))
+    return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::reduce, comm, "MPI_Reduce", [&] {
-    cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), *type, *operation, root);
+    cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), *type, *operation,
+                      root);
   });
 }
 
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm) {
   auto pass = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
   if (preload::inside_cachecomm()) return pass();
   route r = route_call(call_kind::allreduce, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::allreduce, r.why_not, pass);
-  if (datatype != g_last_allreduce.mpi_type || op != g_last_allreduce.mpi_op || datatype == MPI_DATATYPE_NULL) {
+  if (datatype != g_last_allreduce.mpi_type || op != g_last_allreduce.mpi_op ||
+      datatype == MPI_DATATYPE_NULL) {
     outcome why = outcome::served;
     auto type = preload::as_reducible(datatype, why);
     if (!type) return pass_through(call_kind::allreduce, why, pass);
@@ -146,13 +156,16 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   const served_reduction reduction = g_last_allreduce;
   return serve(call_kind::allreduce, comm, "MPI_Allreduce", [&] {
-    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction.type, reduction.op);
+    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction.type,
+                         reduction.op);
   });
 }
 
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm) {
-  auto pass = [&] { return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  auto pass = [&] {
+    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  };
   if (preload::inside_cachecomm()) return pass();
   route r = route_call(call_kind::allgather, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
@@ -167,7 +180,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     auto sent = preload::as_movable(sendtype, why);
     if (!sent) return pass_through(call_kind::allgather, why, pass);
     // Type signatures must match; a mismatch is MPI's to report (or to truncate).
-    if (sendcount < 0 || static_cast<std::size_t>(sendcount) * sent->element_bytes != bytes_per_rank) {
+    if (sendcount < 0 ||
+        static_cast<std::size_t>(sendcount) * sent->element_bytes != bytes_per_rank) {
       return pass_through(call_kind::allgather, outcome::invalid_argument, pass);
     }
   }

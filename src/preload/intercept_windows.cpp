@@ -1,7 +1,7 @@
 // Windows from MPI_Win_allocate served by cachecomm::window: fence, post/start/complete/wait/test,
-// put/get/accumulate. Each such window is also an MPI window over the same memory (PMPI_Win_create),
-// so everything cachecomm does not do - passive target (lock/unlock), attributes, groups, a put with
-// a derived datatype - is MPI's, on the same bytes.
+// put/get/accumulate. Each such window is also an MPI window over the same memory
+// (PMPI_Win_create), so everything cachecomm does not do - passive target (lock/unlock),
+// attributes, groups, a put with a derived datatype - is MPI's, on the same bytes.
 #include <mpi.h>
 
 #include <algorithm>
@@ -20,8 +20,8 @@ using preload::outcome;
 namespace {
 
 struct served_window {
-  MPI_Win win = MPI_WIN_NULL;             ///< the MPI window over the cachecomm region
-  MPI_Group comm_group = MPI_GROUP_NULL;  ///< for translating post/start groups to ranks
+  MPI_Win win = MPI_WIN_NULL;              ///< the MPI window over the cachecomm region
+  MPI_Group comm_group = MPI_GROUP_NULL;   ///< for translating post/start groups to ranks
   std::shared_ptr<cachecomm::comm> owner;  ///< keeps the cachecomm communicator alive
   std::unique_ptr<cachecomm::window> window;
   bool fence_epoch = false;   ///< a fence opened an epoch (not closed by MPI_MODE_NOSUCCEED)
@@ -80,8 +80,8 @@ int serve_window(call_kind kind, served_window& record, const char* call, Body&&
 }
 
 // Byte count when both sides are predefined, gap-free and the same length; else nothing.
-bool plain_bytes(int origin_count, MPI_Datatype origin_type, int target_count, MPI_Datatype target_type,
-                 std::size_t& bytes, outcome& why) {
+bool plain_bytes(int origin_count, MPI_Datatype origin_type, int target_count,
+                 MPI_Datatype target_type, std::size_t& bytes, outcome& why) {
   auto origin = preload::as_movable(origin_type, why);
   auto target = preload::as_movable(target_type, why);
   if (!origin || !target) return false;
@@ -98,8 +98,8 @@ bool plain_bytes(int origin_count, MPI_Datatype origin_type, int target_count, M
 }
 
 // An access cachecomm cannot express, inside a cachecomm epoch: MPI does it under a shared lock on
-// the MPI window over the same memory, after cachecomm has seen the target's post (PSCW), so it lands
-// when the epoch allows it; the closing fence or complete orders it like the rest.
+// the MPI window over the same memory, after cachecomm has seen the target's post (PSCW), so it
+// lands when the epoch allows it; the closing fence or complete orders it like the rest.
 template <typename Access>
 int through_mpi(call_kind kind, served_window& record, int target, Access&& access) {
   if (record.access_epoch) {
@@ -124,7 +124,8 @@ int through_mpi(call_kind kind, served_window& record, int target, Access&& acce
 
 extern "C" {
 
-int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                     MPI_Win* win) {
   auto pass = [&] { return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win); };
   if (preload::inside_cachecomm()) return pass();
   const call_kind kind = call_kind::win_allocate;
@@ -200,12 +201,15 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 int MPI_Win_free(MPI_Win* win) {
   served_window* record = win != nullptr ? find(*win) : nullptr;
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_free, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_free, outcome::mpi_window);
     return PMPI_Win_free(win);
   }
   destroy(*record);
   auto& all = windows();
-  all.erase(std::remove_if(all.begin(), all.end(), [record](const auto& r) { return r.get() == record; }), all.end());
+  all.erase(
+      std::remove_if(all.begin(), all.end(), [record](const auto& r) { return r.get() == record; }),
+      all.end());
   *win = MPI_WIN_NULL;
   preload::stats().count_served(call_kind::win_free);
   return MPI_SUCCESS;
@@ -214,7 +218,8 @@ int MPI_Win_free(MPI_Win* win) {
 int MPI_Win_fence(int assert_flags, MPI_Win win) {
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_fence, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_fence, outcome::mpi_window);
     return PMPI_Win_fence(assert_flags, win);
   }
   const bool last = (assert_flags & MPI_MODE_NOSUCCEED) != 0;
@@ -227,7 +232,8 @@ int MPI_Win_fence(int assert_flags, MPI_Win win) {
 int MPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_post(group, assert_flags, win);
   }
   return serve_window(call_kind::win_pscw, *record, "MPI_Win_post",
@@ -237,7 +243,8 @@ int MPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
 int MPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_start(group, assert_flags, win);
   }
   return serve_window(call_kind::win_pscw, *record, "MPI_Win_start", [&] {
@@ -249,7 +256,8 @@ int MPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
 int MPI_Win_complete(MPI_Win win) {
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_complete(win);
   }
   return serve_window(call_kind::win_pscw, *record, "MPI_Win_complete", [&] {
@@ -261,31 +269,36 @@ int MPI_Win_complete(MPI_Win win) {
 int MPI_Win_wait(MPI_Win win) {
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_wait(win);
   }
-  return serve_window(call_kind::win_pscw, *record, "MPI_Win_wait", [&] { record->window->wait(); });
+  return serve_window(call_kind::win_pscw, *record, "MPI_Win_wait",
+                      [&] { record->window->wait(); });
 }
 
 int MPI_Win_test(MPI_Win win, int* flag) {
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_test(win, flag);
   }
   return serve_window(call_kind::win_pscw, *record, "MPI_Win_test",
                       [&] { *flag = record->window->test() ? 1 : 0; });
 }
 
-int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+            MPI_Win win) {
   auto pass = [&] {
-    return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                    target_datatype, win);
+    return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win);
   };
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_put, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_put, outcome::mpi_window);
     return pass();
   }
   if (!record->fence_epoch && !record->access_epoch) {
@@ -295,7 +308,8 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
   if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   std::size_t bytes = 0;
   outcome why = outcome::served;
-  if (target_disp < 0 || !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
+  if (target_disp < 0 ||
+      !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
     return through_mpi(call_kind::win_put, *record, target_rank, pass);
   }
   return serve_window(call_kind::win_put, *record, "MPI_Put", [&] {
@@ -303,15 +317,16 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
   });
 }
 
-int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-            int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
   auto pass = [&] {
-    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                    target_datatype, win);
+    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                    target_count, target_datatype, win);
   };
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_get, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_get, outcome::mpi_window);
     return pass();
   }
   if (!record->fence_epoch && !record->access_epoch) {
@@ -321,7 +336,8 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
   if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   std::size_t bytes = 0;
   outcome why = outcome::served;
-  if (target_disp < 0 || !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
+  if (target_disp < 0 ||
+      !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
     return through_mpi(call_kind::win_get, *record, target_rank, pass);
   }
   return serve_window(call_kind::win_get, *record, "MPI_Get", [&] {
@@ -329,15 +345,17 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
   });
 }
 
-int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   auto pass = [&] {
-    return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                           target_datatype, op, win);
+    return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                           target_count, target_datatype, op, win);
   };
   served_window* record = find(win);
   if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(call_kind::win_accumulate, outcome::mpi_window);
+    if (!preload::inside_cachecomm())
+      preload::stats().count(call_kind::win_accumulate, outcome::mpi_window);
     return pass();
   }
   if (!record->fence_epoch && !record->access_epoch) {
@@ -347,14 +365,16 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
   if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   outcome why = outcome::served;
   auto type = preload::as_reducible(origin_datatype, why);
-  std::optional<cachecomm::reduce_op> operation =
-      op == MPI_REPLACE ? std::optional(cachecomm::reduce_op::replace) : preload::as_reduce_op(op, why);
-  const bool plain = type && operation && target_datatype == origin_datatype && origin_count == target_count &&
-                     origin_count >= 0 && target_disp >= 0 && cachecomm::supports(*type, *operation);
+  std::optional<cachecomm::reduce_op> operation = op == MPI_REPLACE
+                                                      ? std::optional(cachecomm::reduce_op::replace)
+                                                      : preload::as_reduce_op(op, why);
+  const bool plain = type && operation && target_datatype == origin_datatype &&
+                     origin_count == target_count && origin_count >= 0 && target_disp >= 0 &&
+                     cachecomm::supports(*type, *operation);
   if (!plain) return through_mpi(call_kind::win_accumulate, *record, target_rank, pass);
   return serve_window(call_kind::win_accumulate, *record, "MPI_Accumulate", [&] {
-    record->window->accumulate(origin_addr, static_cast<std::size_t>(origin_count), *type, *operation, target_rank,
-                               static_cast<std::size_t>(target_disp));
+    record->window->accumulate(origin_addr, static_cast<std::size_t>(origin_count), *type,
+                               *operation, target_rank, static_cast<std::size_t>(target_disp));
   });
 }
 

@@ -68,7 +68,8 @@ void drop_tracking(MPI_Comm comm) {
   }
 }
 
-// Attribute delete callback: MPI calls it when the communicator is freed (or the attribute deleted).
+// Attribute delete callback: MPI calls it when the communicator is freed (or the attribute
+// deleted).
 int delete_state(MPI_Comm comm, int /*keyval*/, void* attribute, void* /*extra*/) {
   auto* state = static_cast<comm_state*>(attribute);
   drop_tracking(comm);
@@ -140,8 +141,9 @@ comm_state* state_of(MPI_Comm comm) {
 thread_local bool g_inside_cachecomm __attribute__((tls_model("initial-exec"))) = false;
 hot_path g_hot;
 
-
-call_stats& stats() { return rt().counters; }
+call_stats& stats() {
+  return rt().counters;
+}
 
 void start(int provided_thread_level) {
   runtime& r = rt();
@@ -151,17 +153,20 @@ void start(int provided_thread_level) {
     r.enabled = r.settings.get_bool("CACHECOMM_PRELOAD");
     r.summary = r.settings.get_bool("CACHECOMM_PRELOAD_SUMMARY");
     r.warmup = r.settings.get_int("CACHECOMM_PRELOAD_WARMUP");
-    if (r.warmup < 0) throw cachecomm::invalid_argument("cachecomm: CACHECOMM_PRELOAD_WARMUP must be >= 0");
+    if (r.warmup < 0)
+      throw cachecomm::invalid_argument("cachecomm: CACHECOMM_PRELOAD_WARMUP must be >= 0");
     for (std::size_t kind = 0; kind < r.op_enabled.size(); ++kind) {
       const char* name = switch_of(static_cast<call_kind>(kind));
       r.op_enabled[kind] = name != nullptr && r.settings.get_bool(name);
     }
   } catch (const std::exception& e) {
-    // A bad setting must not break a program that never asked for cachecomm: pass everything through.
+    // A bad setting must not break a program that never asked for cachecomm: pass everything
+    // through.
     std::fprintf(stderr, "cachecomm preload: %s; passing every call to MPI\n", e.what());
     r.enabled = false;
   }
-  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &r.keyval, nullptr) != MPI_SUCCESS) {
+  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &r.keyval, nullptr) !=
+      MPI_SUCCESS) {
     r.enabled = false;
   }
   r.started = true;
@@ -193,7 +198,9 @@ std::optional<outcome> globally_blocked(call_kind kind) {
   return std::nullopt;
 }
 
-void set_window_cleanup(void (*cleanup)()) { rt().window_cleanup = cleanup; }
+void set_window_cleanup(void (*cleanup)()) {
+  rt().window_cleanup = cleanup;
+}
 
 std::shared_ptr<cachecomm::comm> shared_fast_comm(MPI_Comm comm) {
   comm_state* state = state_of(comm);
@@ -256,7 +263,8 @@ int report_failure(MPI_Comm comm, const char* call) {
   const int error_class = error_class_of(failure);
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::fprintf(stderr, "cachecomm preload: %s failed on world rank %d: %s\n", call, rank, message_of(failure).c_str());
+  std::fprintf(stderr, "cachecomm preload: %s failed on world rank %d: %s\n", call, rank,
+               message_of(failure).c_str());
   PMPI_Comm_call_errhandler(comm, error_class);
   return error_class;
 }
@@ -272,7 +280,8 @@ int report_window_failure(MPI_Win win, const char* call) {
   }
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::fprintf(stderr, "cachecomm preload: %s failed on world rank %d: %s\n", call, rank, message_of(failure).c_str());
+  std::fprintf(stderr, "cachecomm preload: %s failed on world rank %d: %s\n", call, rank,
+               message_of(failure).c_str());
   PMPI_Win_call_errhandler(win, error_class);
   return error_class;
 }

@@ -15,16 +15,18 @@ namespace cachecomm::detail::preload {
 
 /// cachecomm state of one user communicator, cached on it as an attribute and deleted with it.
 struct comm_state {
-  long long collective_calls = 0;       ///< intercepted collective calls so far (same on every rank)
+  long long collective_calls = 0;  ///< intercepted collective calls so far (same on every rank)
   /// Built after the warm-up calls. Shared: a window made on the communicator keeps it alive (MPI
   /// lets a program free a communicator while windows made from it live on).
   std::shared_ptr<cachecomm::comm> fast;
-  std::optional<outcome> unusable;      ///< why this communicator always passes through
+  std::optional<outcome> unusable;  ///< why this communicator always passes through
 };
 
 /// True while this thread runs cachecomm code: the MPI calls cachecomm makes go straight to PMPI.
 extern thread_local bool g_inside_cachecomm __attribute__((tls_model("initial-exec")));
-inline bool inside_cachecomm() { return g_inside_cachecomm; }
+inline bool inside_cachecomm() {
+  return g_inside_cachecomm;
+}
 
 /// The hot path: the communicator cachecomm served last and its cachecomm communicator, and which
 /// calls may be served at all. Globals (not behind a function) because a served barrier costs
@@ -39,7 +41,8 @@ extern hot_path g_hot;
 /// The cachecomm communicator serving `comm` when it is the one served last, else null (then the
 /// caller takes the full route through `fast_comm`).
 inline cachecomm::comm* hot_comm(call_kind kind, MPI_Comm comm) {
-  if (!g_hot.armed[static_cast<std::size_t>(kind)] || g_hot.comm != comm || g_inside_cachecomm) return nullptr;
+  if (!g_hot.armed[static_cast<std::size_t>(kind)] || g_hot.comm != comm || g_inside_cachecomm)
+    return nullptr;
   return g_hot.fast;
 }
 
@@ -67,10 +70,11 @@ call_stats& stats();
 
 /// For a collective call on `comm`: counts it, builds the state after the warm-up, and returns it
 /// when cachecomm may serve the call. Otherwise returns null and sets `why_not`. When building the
-/// state fails, the error went through the communicator's error handler: `error_code` is set and the
-/// caller must return it.
-/// `skip_warmup`: build the state in this call (window allocation: windows live long).
-[[nodiscard]] cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, bool skip_warmup = false);
+/// state fails, the error went through the communicator's error handler: `error_code` is set and
+/// the caller must return it. `skip_warmup`: build the state in this call (window allocation:
+/// windows live long).
+[[nodiscard]] cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code,
+                                         bool skip_warmup = false);
 /// The shared owner of the state fast_comm returned for `comm` (null if none).
 [[nodiscard]] std::shared_ptr<cachecomm::comm> shared_fast_comm(MPI_Comm comm);
 

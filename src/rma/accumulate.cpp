@@ -47,11 +47,24 @@ T combine(T current, T incoming, reduce_op op) {
   throw unsupported_error("cachecomm: accumulate operation not supported on this type");
 }
 
-template <std::size_t Bytes> struct word_of;
-template <> struct word_of<1> { using type = std::uint8_t; };
-template <> struct word_of<2> { using type = std::uint16_t; };
-template <> struct word_of<4> { using type = std::uint32_t; };
-template <> struct word_of<8> { using type = std::uint64_t; };
+template <std::size_t Bytes>
+struct word_of;
+template <>
+struct word_of<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct word_of<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct word_of<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct word_of<8> {
+  using type = std::uint64_t;
+};
 
 // One element, 1-8 bytes: compare-and-swap on the element's bit pattern, so floating-point and
 // complex64 need no lock and any op works the same way.
@@ -75,7 +88,9 @@ void accumulate_cas(std::byte* target, const std::byte* origin, std::size_t coun
       T updated = combine(current, incoming, op);
       word desired;
       std::memcpy(&desired, &updated, sizeof(T));
-      if (__atomic_compare_exchange_n(slot, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
+      if (__atomic_compare_exchange_n(slot, &expected, desired, true, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED))
+        break;
     }
   }
 }
@@ -96,7 +111,8 @@ void accumulate_locked(std::byte* target, const std::byte* origin, std::size_t c
       return lock.load(std::memory_order_relaxed) == 0 &&
              lock.compare_exchange_strong(unlocked, 1, std::memory_order_acquire);
     };
-    wait.wait(reinterpret_cast<const std::uint32_t*>(&lock), try_lock, -1, "window accumulate (complex128 lock)");
+    wait.wait(reinterpret_cast<const std::uint32_t*>(&lock), try_lock, -1,
+              "window accumulate (complex128 lock)");
     T current;
     T incoming;
     std::memcpy(static_cast<void*>(&current), element, sizeof(T));
@@ -113,12 +129,14 @@ std::size_t accumulate_alignment(datatype type) {
   return type == datatype::complex128 ? 8 : size_of(type);
 }
 
-void accumulate_elements(std::byte* target, const std::byte* origin, std::size_t count, datatype type,
-                         reduce_op op, const accumulate_stripes& stripes, waiter& wait) {
+void accumulate_elements(std::byte* target, const std::byte* origin, std::size_t count,
+                         datatype type, reduce_op op, const accumulate_stripes& stripes,
+                         waiter& wait) {
   switch (type) {
     case datatype::int8: return accumulate_cas<std::int8_t>(target, origin, count, op);
     case datatype::uint8: return accumulate_cas<std::uint8_t>(target, origin, count, op);
-    case datatype::byte: return accumulate_cas<std::uint8_t>(target, origin, count, op);  // replace only
+    case datatype::byte:
+      return accumulate_cas<std::uint8_t>(target, origin, count, op);  // replace only
     case datatype::int16: return accumulate_cas<std::int16_t>(target, origin, count, op);
     case datatype::uint16: return accumulate_cas<std::uint16_t>(target, origin, count, op);
     case datatype::int32: return accumulate_cas<std::int32_t>(target, origin, count, op);

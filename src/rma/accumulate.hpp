@@ -24,8 +24,9 @@ class waiter;
 /// atomically with respect to other calls (CAS loops for 1-8 byte elements, a striped lock for
 /// complex128). `target` must be aligned to the element size (8 for complex128); `origin` may be
 /// unaligned. The pair (type, op) must be supported (check_supported).
-void accumulate_elements(std::byte* target, const std::byte* origin, std::size_t count, datatype type,
-                         reduce_op op, const accumulate_stripes& stripes, waiter& wait);
+void accumulate_elements(std::byte* target, const std::byte* origin, std::size_t count,
+                         datatype type, reduce_op op, const accumulate_stripes& stripes,
+                         waiter& wait);
 
 /// Alignment the target address of an accumulate of `type` needs.
 [[nodiscard]] std::size_t accumulate_alignment(datatype type);

@@ -38,7 +38,8 @@ std::string group_text(const std::vector<int>& group) {
 
 int checked_int(std::size_t value, const char* what) {
   if (value > static_cast<std::size_t>(INT_MAX)) {
-    throw invalid_argument(std::string("cachecomm: window ") + what + " of " + std::to_string(value) +
+    throw invalid_argument(std::string("cachecomm: window ") + what + " of " +
+                           std::to_string(value) +
                            " elements to a rank on another node exceeds MPI's int count");
   }
   return static_cast<int>(value);
@@ -48,9 +49,10 @@ int checked_int(std::size_t value, const char* what) {
 
 // ---- MPI window owner ----
 
-mpi_window_owner::mpi_window_owner(void* base, std::size_t bytes, std::size_t disp_unit, MPI_Comm comm) {
-  CACHECOMM_MPI(MPI_Win_create(base, static_cast<MPI_Aint>(bytes), static_cast<int>(disp_unit), MPI_INFO_NULL,
-                               comm, &m_window));
+mpi_window_owner::mpi_window_owner(void* base, std::size_t bytes, std::size_t disp_unit,
+                                   MPI_Comm comm) {
+  CACHECOMM_MPI(MPI_Win_create(base, static_cast<MPI_Aint>(bytes), static_cast<int>(disp_unit),
+                               MPI_INFO_NULL, comm, &m_window));
   // One passive epoch for the window's life: accesses are ordered by flushes and by cachecomm's
   // own notifications, not by MPI's synchronization calls.
   CACHECOMM_MPI(MPI_Win_lock_all(MPI_MODE_NOCHECK, m_window));
@@ -65,7 +67,9 @@ mpi_window_owner& mpi_window_owner::operator=(mpi_window_owner&& other) noexcept
   return *this;
 }
 
-mpi_window_owner::~mpi_window_owner() { release(); }
+mpi_window_owner::~mpi_window_owner() {
+  release();
+}
 
 void mpi_window_owner::release() noexcept {
   if (m_window == MPI_WIN_NULL || mpi_finalized()) return;
@@ -79,8 +83,9 @@ void mpi_window_owner::release() noexcept {
 window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp_unit)
     : m_comm(&communicator.impl()) {
   if (disp_unit == 0 || disp_unit > static_cast<std::size_t>(INT_MAX)) {
-    throw invalid_argument("cachecomm: window displacement unit must be between 1 and INT_MAX, got " +
-                           std::to_string(disp_unit));
+    throw invalid_argument(
+        "cachecomm: window displacement unit must be between 1 and INT_MAX, got " +
+        std::to_string(disp_unit));
   }
   const auto& topology = m_comm->topology();
   m_rank = m_comm->rank();
@@ -90,13 +95,15 @@ window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp
 
   std::uint64_t mine[2] = {bytes, disp_unit};
   std::vector<std::uint64_t> everyone(2 * static_cast<std::size_t>(m_size));
-  CACHECOMM_MPI(MPI_Allgather(mine, 2, MPI_UINT64_T, everyone.data(), 2, MPI_UINT64_T, m_comm->world()));
+  CACHECOMM_MPI(
+      MPI_Allgather(mine, 2, MPI_UINT64_T, everyone.data(), 2, MPI_UINT64_T, m_comm->world()));
   for (int r = 0; r < m_size; ++r) {
     m_sizes.push_back(everyone[2 * static_cast<std::size_t>(r)]);
     m_units.push_back(everyone[2 * static_cast<std::size_t>(r) + 1]);
   }
   m_node_rank_of.assign(static_cast<std::size_t>(m_size), -1);
-  for (int n = 0; n < m_node_size; ++n) m_node_rank_of[static_cast<std::size_t>(topology.node_ranks[n])] = n;
+  for (int n = 0; n < m_node_size; ++n)
+    m_node_rank_of[static_cast<std::size_t>(topology.node_ranks[n])] = n;
 
   // Layout: [complex128 lock stripes][match vector of each origin, followed by the completion
   // counter of the next node rank][completion records of each target][regions]. Every rank
@@ -106,19 +113,22 @@ window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp
   // caches instead of two (measured: a hand-off on one line takes half the time of one on two).
   const auto n = static_cast<std::size_t>(m_node_size);
   segment_layout layout;
-  const std::size_t stripes_offset = layout.reserve_slots(accumulate_stripes::count, sizeof(std::uint32_t));
+  const std::size_t stripes_offset =
+      layout.reserve_slots(accumulate_stripes::count, sizeof(std::uint32_t));
   m_match_stride = padded_to_line((n + 1) * sizeof(std::uint32_t));
   m_match_offset = layout.reserve(n * m_match_stride);
   m_target_stride = padded_to_line(n * sizeof(std::uint32_t));
   m_target_offset = layout.reserve(n * m_target_stride);
   std::vector<std::size_t> region_offsets;
   for (int node_rank = 0; node_rank < m_node_size; ++node_rank) {
-    const auto region_bytes = static_cast<std::size_t>(m_sizes[static_cast<std::size_t>(topology.node_ranks[node_rank])]);
+    const auto region_bytes =
+        static_cast<std::size_t>(m_sizes[static_cast<std::size_t>(topology.node_ranks[node_rank])]);
     region_offsets.push_back(layout.reserve(region_bytes, region_alignment));
   }
   m_segment = shm_segment(m_comm->node(), layout.size() + region_alignment);
   // The mapping is page-aligned, so region offsets aligned to a page give page-aligned regions.
-  for (std::size_t offset : region_offsets) m_region.push_back(static_cast<std::byte*>(m_segment.data()) + offset);
+  for (std::size_t offset : region_offsets)
+    m_region.push_back(static_cast<std::byte*>(m_segment.data()) + offset);
   m_stripes.locks = m_segment.at<padded_flag>(stripes_offset, accumulate_stripes::count);
   m_stripes.segment_base = static_cast<const std::byte*>(m_segment.data());
 
@@ -147,26 +157,30 @@ window_impl::~window_impl() {
 }
 
 std::atomic<std::uint32_t>& window_impl::match_entry(int origin_node, int target_node) const {
-  return *m_segment.at<std::atomic<std::uint32_t>>(m_match_offset + static_cast<std::size_t>(origin_node) * m_match_stride +
-                                                   static_cast<std::size_t>(target_node) * sizeof(std::uint32_t));
+  return *m_segment.at<std::atomic<std::uint32_t>>(
+      m_match_offset + static_cast<std::size_t>(origin_node) * m_match_stride +
+      static_cast<std::size_t>(target_node) * sizeof(std::uint32_t));
 }
 
 std::atomic<std::uint32_t>& window_impl::completion_counter(int target_node) const {
   // After the match vector of the previous node rank (see the layout in the constructor).
   const auto n = static_cast<std::size_t>(m_node_size);
   const std::size_t previous = (static_cast<std::size_t>(target_node) + n - 1) % n;
-  return *m_segment.at<std::atomic<std::uint32_t>>(m_match_offset + previous * m_match_stride + n * sizeof(std::uint32_t));
+  return *m_segment.at<std::atomic<std::uint32_t>>(m_match_offset + previous * m_match_stride +
+                                                   n * sizeof(std::uint32_t));
 }
 
 std::atomic<std::uint32_t>& window_impl::completion_record(int target_node, int origin_node) const {
-  return *m_segment.at<std::atomic<std::uint32_t>>(m_target_offset + static_cast<std::size_t>(target_node) * m_target_stride +
-                                                   static_cast<std::size_t>(origin_node) * sizeof(std::uint32_t));
+  return *m_segment.at<std::atomic<std::uint32_t>>(
+      m_target_offset + static_cast<std::size_t>(target_node) * m_target_stride +
+      static_cast<std::size_t>(origin_node) * sizeof(std::uint32_t));
 }
 
 void window_impl::check_rank(int target, const char* what) const {
   if (target < 0 || target >= m_size) {
-    throw invalid_argument(std::string("cachecomm: window ") + what + ": rank " + std::to_string(target) +
-                           " is not in the window's communicator of " + std::to_string(m_size) + " ranks");
+    throw invalid_argument(std::string("cachecomm: window ") + what + ": rank " +
+                           std::to_string(target) + " is not in the window's communicator of " +
+                           std::to_string(m_size) + " ranks");
   }
 }
 
@@ -191,33 +205,39 @@ std::vector<int> window_impl::checked_group(const rank_group& group, const char*
   std::sort(sorted.begin(), sorted.end());
   auto duplicate = std::adjacent_find(sorted.begin(), sorted.end());
   if (duplicate != sorted.end()) {
-    throw invalid_argument(std::string("cachecomm: window ") + what + ": rank " + std::to_string(*duplicate) +
-                           " appears twice in the group " + group_text(group));
+    throw invalid_argument(std::string("cachecomm: window ") + what + ": rank " +
+                           std::to_string(*duplicate) + " appears twice in the group " +
+                           group_text(group));
   }
   return sorted;
 }
 
 // ---- one-sided operations ----
 
-std::size_t window_impl::prepare_access(int target, std::size_t displacement, std::size_t bytes, const char* what) {
+std::size_t window_impl::prepare_access(int target, std::size_t displacement, std::size_t bytes,
+                                        const char* what) {
   check_rank(target, what);
   if (!m_access_open && !m_fence_open) {
-    throw usage_error(std::string("cachecomm: window ") + what + " to rank " + std::to_string(target) + " by rank " +
-                      std::to_string(m_rank) + " outside an access epoch (call fence() or start() first)");
+    throw usage_error(std::string("cachecomm: window ") + what + " to rank " +
+                      std::to_string(target) + " by rank " + std::to_string(m_rank) +
+                      " outside an access epoch (call fence() or start() first)");
   }
   const std::size_t unit = m_units[static_cast<std::size_t>(target)];
   const std::size_t region = m_sizes[static_cast<std::size_t>(target)];
-  if (displacement > region / unit || displacement * unit > region || bytes > region - displacement * unit) {
-    throw invalid_argument(std::string("cachecomm: window ") + what + " of " + std::to_string(bytes) +
-                           " bytes at displacement " + std::to_string(displacement) + " (x " + std::to_string(unit) +
-                           " bytes) runs past the end of rank " + std::to_string(target) + "'s region of " +
-                           std::to_string(region) + " bytes");
+  if (displacement > region / unit || displacement * unit > region ||
+      bytes > region - displacement * unit) {
+    throw invalid_argument(std::string("cachecomm: window ") + what + " of " +
+                           std::to_string(bytes) + " bytes at displacement " +
+                           std::to_string(displacement) + " (x " + std::to_string(unit) +
+                           " bytes) runs past the end of rank " + std::to_string(target) +
+                           "'s region of " + std::to_string(region) + " bytes");
   }
   if (m_access_open) {
     const int slot = m_access_slot[static_cast<std::size_t>(target)];
     if (slot < 0) {
-      throw usage_error(std::string("cachecomm: window ") + what + " by rank " + std::to_string(m_rank) + " to rank " +
-                        std::to_string(target) + ", which is not in the start group " + group_text(m_start_group));
+      throw usage_error(std::string("cachecomm: window ") + what + " by rank " +
+                        std::to_string(m_rank) + " to rank " + std::to_string(target) +
+                        ", which is not in the start group " + group_text(m_start_group));
     }
     // Trigger-only: the first access to a target synchronizes with it, later ones go through.
     if (m_target_seen[static_cast<std::size_t>(slot)] == 0) {
@@ -238,26 +258,30 @@ void window_impl::await_post(int target, const char* what) {
     auto& entry = match_entry(m_node_rank, target_node);
     seen = entry.load(std::memory_order_acquire);
     if (!sequence_reached(seen, expected)) {
-      wait_progressing(reinterpret_cast<const std::uint32_t*>(&entry),
-                       [&] { return sequence_reached(entry.load(std::memory_order_acquire), expected); }, target_node,
-                       "a PSCW access epoch (waiting for the target's post)");
+      wait_progressing(
+          reinterpret_cast<const std::uint32_t*>(&entry),
+          [&] { return sequence_reached(entry.load(std::memory_order_acquire), expected); },
+          target_node, "a PSCW access epoch (waiting for the target's post)");
       seen = entry.load(std::memory_order_acquire);
     }
   } else {
     MPI_Request request = MPI_REQUEST_NULL;
-    CACHECOMM_MPI(MPI_Irecv(&seen, 1, MPI_UINT32_T, target, post_tag, m_notify_comm.get(), &request));
+    CACHECOMM_MPI(
+        MPI_Irecv(&seen, 1, MPI_UINT32_T, target, post_tag, m_notify_comm.get(), &request));
     wait_mpi_request(request, target, "a PSCW access epoch (waiting for the target's post)");
   }
   if (seen != expected) {
-    throw usage_error("cachecomm: window " + std::string(what) + ": rank " + std::to_string(target) + " posted epoch " +
-                      std::to_string(seen) + " to rank " + std::to_string(m_rank) + ", which expected epoch " +
+    throw usage_error("cachecomm: window " + std::string(what) + ": rank " +
+                      std::to_string(target) + " posted epoch " + std::to_string(seen) +
+                      " to rank " + std::to_string(m_rank) + ", which expected epoch " +
                       std::to_string(expected) + " (mismatched post/start sequences)");
   }
   m_match_copy[index] = seen;
 }
 
 void window_impl::put(const void* origin, std::size_t bytes, int target, std::size_t displacement) {
-  if (bytes != 0 && origin == nullptr) throw invalid_argument("cachecomm: window put from a null buffer");
+  if (bytes != 0 && origin == nullptr)
+    throw invalid_argument("cachecomm: window put from a null buffer");
   const std::size_t offset = prepare_access(target, displacement, bytes, "put");
   const int target_node = m_node_rank_of[static_cast<std::size_t>(target)];
   if (bytes == 0) return;
@@ -266,13 +290,14 @@ void window_impl::put(const void* origin, std::size_t bytes, int target, std::si
     return;
   }
   const int count = checked_int(bytes, "put");
-  CACHECOMM_MPI(MPI_Put(origin, count, MPI_BYTE, target, static_cast<MPI_Aint>(displacement), count, MPI_BYTE,
-                        m_mpi_window.get()));
+  CACHECOMM_MPI(MPI_Put(origin, count, MPI_BYTE, target, static_cast<MPI_Aint>(displacement), count,
+                        MPI_BYTE, m_mpi_window.get()));
   m_mpi_dirty = true;
 }
 
 void window_impl::get(void* result, std::size_t bytes, int target, std::size_t displacement) {
-  if (bytes != 0 && result == nullptr) throw invalid_argument("cachecomm: window get into a null buffer");
+  if (bytes != 0 && result == nullptr)
+    throw invalid_argument("cachecomm: window get into a null buffer");
   const std::size_t offset = prepare_access(target, displacement, bytes, "get");
   const int target_node = m_node_rank_of[static_cast<std::size_t>(target)];
   if (bytes == 0) return;
@@ -281,15 +306,16 @@ void window_impl::get(void* result, std::size_t bytes, int target, std::size_t d
     return;
   }
   const int count = checked_int(bytes, "get");
-  CACHECOMM_MPI(MPI_Get(result, count, MPI_BYTE, target, static_cast<MPI_Aint>(displacement), count, MPI_BYTE,
-                        m_mpi_window.get()));
+  CACHECOMM_MPI(MPI_Get(result, count, MPI_BYTE, target, static_cast<MPI_Aint>(displacement), count,
+                        MPI_BYTE, m_mpi_window.get()));
   CACHECOMM_MPI(MPI_Win_flush(target, m_mpi_window.get()));
 }
 
-void window_impl::accumulate(const void* origin, std::size_t count, datatype type, reduce_op op, int target,
-                             std::size_t displacement) {
+void window_impl::accumulate(const void* origin, std::size_t count, datatype type, reduce_op op,
+                             int target, std::size_t displacement) {
   check_supported(type, op);
-  if (count != 0 && origin == nullptr) throw invalid_argument("cachecomm: window accumulate from a null buffer");
+  if (count != 0 && origin == nullptr)
+    throw invalid_argument("cachecomm: window accumulate from a null buffer");
   const std::size_t element = cachecomm::size_of(type);
   if (count > SIZE_MAX / element) {
     // count * element would wrap to a small size that passes the range check.
@@ -304,19 +330,23 @@ void window_impl::accumulate(const void* origin, std::size_t count, datatype typ
     // atomic only among themselves, so mixing CAS and MPI_Accumulate on one element would not be.
     const MPI_Datatype mpi_type = mpi_datatype_of(type);
     const int elements = checked_int(count, "accumulate");
-    CACHECOMM_MPI(MPI_Accumulate(origin, elements, mpi_type, target, static_cast<MPI_Aint>(displacement), elements,
-                                 mpi_type, mpi_op_of(op), m_mpi_window.get()));
+    CACHECOMM_MPI(MPI_Accumulate(origin, elements, mpi_type, target,
+                                 static_cast<MPI_Aint>(displacement), elements, mpi_type,
+                                 mpi_op_of(op), m_mpi_window.get()));
     m_mpi_dirty = true;
     return;
   }
-  std::byte* destination = m_region[static_cast<std::size_t>(m_node_rank_of[static_cast<std::size_t>(target)])] + offset;
+  std::byte* destination =
+      m_region[static_cast<std::size_t>(m_node_rank_of[static_cast<std::size_t>(target)])] + offset;
   const std::size_t alignment = accumulate_alignment(type);
   if (reinterpret_cast<std::uintptr_t>(destination) % alignment != 0) {
-    throw invalid_argument("cachecomm: window accumulate of " + std::string(to_string(type)) + " to rank " +
-                           std::to_string(target) + " at byte offset " + std::to_string(offset) +
-                           " is not aligned to " + std::to_string(alignment) + " bytes (needed for atomic updates)");
+    throw invalid_argument("cachecomm: window accumulate of " + std::string(to_string(type)) +
+                           " to rank " + std::to_string(target) + " at byte offset " +
+                           std::to_string(offset) + " is not aligned to " +
+                           std::to_string(alignment) + " bytes (needed for atomic updates)");
   }
-  accumulate_elements(destination, static_cast<const std::byte*>(origin), count, type, op, m_stripes, m_comm->wait());
+  accumulate_elements(destination, static_cast<const std::byte*>(origin), count, type, op,
+                      m_stripes, m_comm->wait());
 }
 
 void window_impl::flush_remote() {
@@ -339,8 +369,9 @@ void window_impl::drive_mpi_progress() const {
 
 void window_impl::fence(fence_flag flag) {
   if (m_access_open || m_exposure_open) {
-    throw usage_error("cachecomm: window fence() by rank " + std::to_string(m_rank) + " while a PSCW " +
-                      (m_access_open ? "access" : "exposure") + " epoch is open (complete()/wait() first)");
+    throw usage_error("cachecomm: window fence() by rank " + std::to_string(m_rank) +
+                      " while a PSCW " + (m_access_open ? "access" : "exposure") +
+                      " epoch is open (complete()/wait() first)");
   }
   if (m_multi_node) flush_remote();
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -360,7 +391,8 @@ void window_impl::fence(fence_flag flag) {
 void window_impl::start(const rank_group& targets) {
   if (m_access_open) {
     throw usage_error("cachecomm: window start() by rank " + std::to_string(m_rank) +
-                      " while its access epoch to " + group_text(m_start_group) + " is open (complete() first)");
+                      " while its access epoch to " + group_text(m_start_group) +
+                      " is open (complete() first)");
   }
   if (m_fence_open) {
     throw usage_error("cachecomm: window start() by rank " + std::to_string(m_rank) +
@@ -377,7 +409,8 @@ void window_impl::start(const rank_group& targets) {
 
 void window_impl::complete() {
   if (!m_access_open) {
-    throw usage_error("cachecomm: window complete() by rank " + std::to_string(m_rank) + " without start()");
+    throw usage_error("cachecomm: window complete() by rank " + std::to_string(m_rank) +
+                      " without start()");
   }
   // Only a target whose post was seen has a completion counter valid for this epoch.
   for (std::size_t slot = 0; slot < m_start_group.size(); ++slot) {
@@ -393,12 +426,15 @@ void window_impl::complete() {
     m_access_slot[index] = -1;
     const int target_node = m_node_rank_of[index];
     if (target_node >= 0) {
-      completion_record(target_node, m_node_rank).store(m_consumed[index], std::memory_order_relaxed);
+      completion_record(target_node, m_node_rank)
+          .store(m_consumed[index], std::memory_order_relaxed);
       auto& counter = completion_counter(target_node);
-      counter.fetch_add(1, std::memory_order_seq_cst);  // releases this epoch's stores to the target
+      counter.fetch_add(1,
+                        std::memory_order_seq_cst);  // releases this epoch's stores to the target
       m_comm->wait().wake(reinterpret_cast<const std::uint32_t*>(&counter));
     } else {
-      CACHECOMM_MPI(MPI_Send(&m_consumed[index], 1, MPI_UINT32_T, target, complete_tag, m_notify_comm.get()));
+      CACHECOMM_MPI(
+          MPI_Send(&m_consumed[index], 1, MPI_UINT32_T, target, complete_tag, m_notify_comm.get()));
     }
   }
   m_start_group.clear();
@@ -410,7 +446,8 @@ void window_impl::complete() {
 void window_impl::post(const rank_group& origins) {
   if (m_exposure_open) {
     throw usage_error("cachecomm: window post() by rank " + std::to_string(m_rank) +
-                      " while its exposure epoch to " + group_text(m_post_group) + " is open (wait() first)");
+                      " while its exposure epoch to " + group_text(m_post_group) +
+                      " is open (wait() first)");
   }
   if (m_fence_open) {
     throw usage_error("cachecomm: window post() by rank " + std::to_string(m_rank) +
@@ -420,7 +457,8 @@ void window_impl::post(const rank_group& origins) {
   // Local stores made before the post must be what remote origins read through MPI.
   if (m_multi_node) CACHECOMM_MPI(MPI_Win_sync(m_mpi_window.get()));
   std::size_t remote = 0;
-  for (int origin : m_post_group) remote += m_node_rank_of[static_cast<std::size_t>(origin)] < 0 ? 1 : 0;
+  for (int origin : m_post_group)
+    remote += m_node_rank_of[static_cast<std::size_t>(origin)] < 0 ? 1 : 0;
   m_remote_completions.assign(remote, MPI_REQUEST_NULL);
   m_remote_completion_ranks.clear();
   m_remote_completion_serials.assign(remote, 0);
@@ -431,10 +469,12 @@ void window_impl::post(const rank_group& origins) {
     const int origin_node = m_node_rank_of[index];
     if (origin_node >= 0) {
       ++m_completions_expected;
-      m_comm->wait().publish_lazy(match_entry(origin_node, m_node_rank), serial);  // sets this target's entry
+      m_comm->wait().publish_lazy(match_entry(origin_node, m_node_rank),
+                                  serial);  // sets this target's entry
     } else {
-      CACHECOMM_MPI(MPI_Irecv(&m_remote_completion_serials[remote_index], 1, MPI_UINT32_T, origin, complete_tag,
-                              m_notify_comm.get(), &m_remote_completions[remote_index]));
+      CACHECOMM_MPI(MPI_Irecv(&m_remote_completion_serials[remote_index], 1, MPI_UINT32_T, origin,
+                              complete_tag, m_notify_comm.get(),
+                              &m_remote_completions[remote_index]));
       m_remote_completion_ranks.push_back(origin);
       ++remote_index;
       CACHECOMM_MPI(MPI_Send(&serial, 1, MPI_UINT32_T, origin, post_tag, m_notify_comm.get()));
@@ -444,7 +484,8 @@ void window_impl::post(const rank_group& origins) {
 }
 
 bool window_impl::local_completions_done() const {
-  return sequence_reached(completion_counter(m_node_rank).load(std::memory_order_acquire), m_completions_expected);
+  return sequence_reached(completion_counter(m_node_rank).load(std::memory_order_acquire),
+                          m_completions_expected);
 }
 
 void window_impl::name_late_origins(const peer_failure& timeout) {
@@ -453,8 +494,9 @@ void window_impl::name_late_origins(const peer_failure& timeout) {
     if (origin_node < 0) continue;
     if (completion_record(m_node_rank, origin_node).load(std::memory_order_acquire) !=
         m_posted_to[static_cast<std::size_t>(origin)]) {
-      throw peer_failure("cachecomm: rank " + std::to_string(m_rank) + " waited in wait() for rank " +
-                             std::to_string(origin) + " to complete its access epoch (post group " +
+      throw peer_failure("cachecomm: rank " + std::to_string(m_rank) +
+                             " waited in wait() for rank " + std::to_string(origin) +
+                             " to complete its access epoch (post group " +
                              group_text(m_post_group) + "): " + timeout.what(),
                          origin);
     }
@@ -464,13 +506,16 @@ void window_impl::name_late_origins(const peer_failure& timeout) {
 
 void window_impl::wait() {
   if (!m_exposure_open) {
-    throw usage_error("cachecomm: window wait() by rank " + std::to_string(m_rank) + " with no matching post()");
+    throw usage_error("cachecomm: window wait() by rank " + std::to_string(m_rank) +
+                      " with no matching post()");
   }
   if (!local_completions_done()) {
     auto& counter = completion_counter(m_node_rank);
     try {
-      wait_progressing(reinterpret_cast<const std::uint32_t*>(&counter), [this] { return local_completions_done(); }, -1,
-                       "a PSCW exposure epoch (waiting for the origins' complete)");
+      wait_progressing(
+          reinterpret_cast<const std::uint32_t*>(&counter),
+          [this] { return local_completions_done(); }, -1,
+          "a PSCW exposure epoch (waiting for the origins' complete)");
     } catch (const peer_failure& failure) {
       if (failure.peer_rank() >= 0) throw;  // a dead peer, already named
       name_late_origins(failure);
@@ -485,14 +530,16 @@ void window_impl::wait() {
 
 bool window_impl::test() {
   if (!m_exposure_open) {
-    throw usage_error("cachecomm: window test() by rank " + std::to_string(m_rank) + " with no matching post()");
+    throw usage_error("cachecomm: window test() by rank " + std::to_string(m_rank) +
+                      " with no matching post()");
   }
-  if (m_multi_node) drive_mpi_progress();  // a caller looping on test() must not starve MPI accumulates
+  if (m_multi_node)
+    drive_mpi_progress();  // a caller looping on test() must not starve MPI accumulates
   if (!local_completions_done()) return false;
   if (!m_remote_completions.empty()) {
     int done = 0;
-    CACHECOMM_MPI(MPI_Testall(static_cast<int>(m_remote_completions.size()), m_remote_completions.data(), &done,
-                              MPI_STATUSES_IGNORE));
+    CACHECOMM_MPI(MPI_Testall(static_cast<int>(m_remote_completions.size()),
+                              m_remote_completions.data(), &done, MPI_STATUSES_IGNORE));
     if (done == 0) return false;
   }
   close_exposure();
@@ -503,9 +550,10 @@ void window_impl::close_exposure() {
   for (std::size_t i = 0; i < m_remote_completion_serials.size(); ++i) {
     const int origin = m_remote_completion_ranks[i];
     if (m_remote_completion_serials[i] != m_posted_to[static_cast<std::size_t>(origin)]) {
-      throw usage_error("cachecomm: window wait(): rank " + std::to_string(origin) + " completed epoch " +
-                        std::to_string(m_remote_completion_serials[i]) + " but rank " + std::to_string(m_rank) +
-                        " posted epoch " + std::to_string(m_posted_to[static_cast<std::size_t>(origin)]));
+      throw usage_error("cachecomm: window wait(): rank " + std::to_string(origin) +
+                        " completed epoch " + std::to_string(m_remote_completion_serials[i]) +
+                        " but rank " + std::to_string(m_rank) + " posted epoch " +
+                        std::to_string(m_posted_to[static_cast<std::size_t>(origin)]));
     }
   }
   // Remote origins wrote through MPI: make their data visible to this process's loads.
@@ -530,11 +578,21 @@ window& window::operator=(window&&) noexcept = default;
 std::span<std::byte> window::local() const {
   return {m_impl->local_base(), m_impl->size_of(m_impl->rank())};
 }
-std::size_t window::size_of(int target) const { return m_impl->size_of(target); }
-std::size_t window::disp_unit_of(int target) const { return m_impl->disp_unit_of(target); }
-int window::rank() const { return m_impl->rank(); }
-int window::size() const { return m_impl->size(); }
-bool window::is_node_local(int target) const { return m_impl->is_node_local(target); }
+std::size_t window::size_of(int target) const {
+  return m_impl->size_of(target);
+}
+std::size_t window::disp_unit_of(int target) const {
+  return m_impl->disp_unit_of(target);
+}
+int window::rank() const {
+  return m_impl->rank();
+}
+int window::size() const {
+  return m_impl->size();
+}
+bool window::is_node_local(int target) const {
+  return m_impl->is_node_local(target);
+}
 
 void window::put(const void* origin, std::size_t bytes, int target, std::size_t displacement) {
   m_impl->put(origin, bytes, target, displacement);
@@ -542,15 +600,27 @@ void window::put(const void* origin, std::size_t bytes, int target, std::size_t 
 void window::get(void* result, std::size_t bytes, int target, std::size_t displacement) {
   m_impl->get(result, bytes, target, displacement);
 }
-void window::accumulate(const void* origin, std::size_t count, datatype type, reduce_op op, int target,
-                        std::size_t displacement) {
+void window::accumulate(const void* origin, std::size_t count, datatype type, reduce_op op,
+                        int target, std::size_t displacement) {
   m_impl->accumulate(origin, count, type, op, target, displacement);
 }
-void window::fence(fence_flag flag) { m_impl->fence(flag); }
-void window::post(const rank_group& origins) { m_impl->post(origins); }
-void window::start(const rank_group& targets) { m_impl->start(targets); }
-void window::complete() { m_impl->complete(); }
-void window::wait() { m_impl->wait(); }
-bool window::test() { return m_impl->test(); }
+void window::fence(fence_flag flag) {
+  m_impl->fence(flag);
+}
+void window::post(const rank_group& origins) {
+  m_impl->post(origins);
+}
+void window::start(const rank_group& targets) {
+  m_impl->start(targets);
+}
+void window::complete() {
+  m_impl->complete();
+}
+void window::wait() {
+  m_impl->wait();
+}
+bool window::test() {
+  return m_impl->test();
+}
 
 }  // namespace cachecomm

@@ -24,7 +24,9 @@ class mpi_window_owner {
   ~mpi_window_owner();
   mpi_window_owner(const mpi_window_owner&) = delete;
   mpi_window_owner& operator=(const mpi_window_owner&) = delete;
-  mpi_window_owner(mpi_window_owner&& other) noexcept : m_window(other.m_window) { other.m_window = MPI_WIN_NULL; }
+  mpi_window_owner(mpi_window_owner&& other) noexcept : m_window(other.m_window) {
+    other.m_window = MPI_WIN_NULL;
+  }
   mpi_window_owner& operator=(mpi_window_owner&& other) noexcept;
   [[nodiscard]] MPI_Win get() const { return m_window; }
 
@@ -40,7 +42,9 @@ class window_impl {
   window_impl(const window_impl&) = delete;
   window_impl& operator=(const window_impl&) = delete;
 
-  [[nodiscard]] std::byte* local_base() const { return m_region[static_cast<std::size_t>(m_node_rank)]; }
+  [[nodiscard]] std::byte* local_base() const {
+    return m_region[static_cast<std::size_t>(m_node_rank)];
+  }
   [[nodiscard]] std::size_t size_of(int target) const;
   [[nodiscard]] std::size_t disp_unit_of(int target) const;
   [[nodiscard]] int rank() const { return m_rank; }
@@ -62,7 +66,8 @@ class window_impl {
  private:
   // Checks the access epoch, the target and the range; waits for the target's post if this is
   // the first access to it in a PSCW epoch. Returns the byte offset in the target's region.
-  std::size_t prepare_access(int target, std::size_t displacement, std::size_t bytes, const char* what);
+  std::size_t prepare_access(int target, std::size_t displacement, std::size_t bytes,
+                             const char* what);
   void check_rank(int target, const char* what) const;
   [[nodiscard]] std::vector<int> checked_group(const rank_group& group, const char* what) const;
   // Trigger-only synchronization: returns once `target` has posted the exposure epoch this rank's
@@ -72,12 +77,14 @@ class window_impl {
   // Waits through the node's waiter; on a window spanning nodes each poll also drives MPI's
   // progress, because MPI accumulates from other ranks may need this process to apply them.
   template <typename Ready>
-  void wait_progressing(const std::uint32_t* word, Ready&& ready, int waited_node_rank, const char* what) {
+  void wait_progressing(const std::uint32_t* word, Ready&& ready, int waited_node_rank,
+                        const char* what) {
     if (!m_multi_node) {
       m_comm->wait().wait(word, ready, waited_node_rank, what);
       return;
     }
-    m_comm->wait().wait(word, [&] { return ready() || (drive_mpi_progress(), ready()); }, waited_node_rank, what);
+    m_comm->wait().wait(
+        word, [&] { return ready() || (drive_mpi_progress(), ready()); }, waited_node_rank, what);
   }
   void drive_mpi_progress() const;
   void flush_remote();
@@ -88,18 +95,19 @@ class window_impl {
   // Shared words (in the node segment).
   [[nodiscard]] std::atomic<std::uint32_t>& match_entry(int origin_node, int target_node) const;
   [[nodiscard]] std::atomic<std::uint32_t>& completion_counter(int target_node) const;
-  [[nodiscard]] std::atomic<std::uint32_t>& completion_record(int target_node, int origin_node) const;
+  [[nodiscard]] std::atomic<std::uint32_t>& completion_record(int target_node,
+                                                              int origin_node) const;
 
   comm_impl* m_comm = nullptr;
   int m_rank = 0;
   int m_size = 1;
   int m_node_rank = 0;
   int m_node_size = 1;
-  std::vector<int> m_node_rank_of;       ///< comm rank -> node rank, -1 on other nodes
-  std::vector<std::uint64_t> m_sizes;    ///< bytes each comm rank exposes
-  std::vector<std::uint64_t> m_units;    ///< displacement unit of each comm rank
+  std::vector<int> m_node_rank_of;     ///< comm rank -> node rank, -1 on other nodes
+  std::vector<std::uint64_t> m_sizes;  ///< bytes each comm rank exposes
+  std::vector<std::uint64_t> m_units;  ///< displacement unit of each comm rank
   shm_segment m_segment;
-  std::vector<std::byte*> m_region;      ///< node rank -> its region in the segment
+  std::vector<std::byte*> m_region;  ///< node rank -> its region in the segment
   std::size_t m_match_offset = 0;
   std::size_t m_match_stride = 0;
   std::size_t m_target_offset = 0;
@@ -108,16 +116,16 @@ class window_impl {
 
   // Remote nodes (empty on a single-node window).
   bool m_multi_node = false;
-  mpi_comm_owner m_notify_comm;          ///< post/complete notifications to remote ranks
+  mpi_comm_owner m_notify_comm;  ///< post/complete notifications to remote ranks
   mpi_window_owner m_mpi_window;
-  bool m_mpi_dirty = false;              ///< MPI operations issued since the last flush
+  bool m_mpi_dirty = false;  ///< MPI operations issued since the last flush
 
   // Epoch state.
   bool m_fence_open = false;
   bool m_access_open = false;
   bool m_exposure_open = false;
   std::vector<int> m_start_group;
-  std::vector<int> m_access_slot;        ///< comm rank -> position in the start group, or -1
+  std::vector<int> m_access_slot;           ///< comm rank -> position in the start group, or -1
   std::vector<std::uint8_t> m_target_seen;  ///< per start-group position: post already observed
   // Origin side, per comm rank: the cached copy of this rank's match vector (the last post serial
   // read from each target) and the serial consumed by the last completed epoch with it.
@@ -125,8 +133,8 @@ class window_impl {
   std::vector<std::uint32_t> m_consumed;
   // Target side.
   std::vector<int> m_post_group;
-  std::vector<std::uint32_t> m_posted_to;   ///< per comm rank: serial of this rank's last post to it
-  std::uint32_t m_completions_expected = 0; ///< value the completion counter reaches at WAIT
+  std::vector<std::uint32_t> m_posted_to;  ///< per comm rank: serial of this rank's last post to it
+  std::uint32_t m_completions_expected = 0;  ///< value the completion counter reaches at WAIT
   std::vector<MPI_Request> m_remote_completions;
   std::vector<int> m_remote_completion_ranks;
   std::vector<std::uint32_t> m_remote_completion_serials;

@@ -29,7 +29,8 @@ struct alignas(cache_line_size) padded_flag {
 static_assert(sizeof(padded_flag) == cache_line_size);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
-/// Computes offsets inside a segment so that every rank derives the same layout from the same inputs.
+/// Computes offsets inside a segment so that every rank derives the same layout from the same
+/// inputs.
 class segment_layout {
  public:
   /// Reserves `bytes` aligned to `alignment` (a power of two) and returns its offset.
@@ -41,8 +42,9 @@ class segment_layout {
     // small segment with regions outside it. The limit leaves room for callers' padding and is far
     // above any mappable size.
     if (alignment > max_bytes - m_size || bytes > max_bytes - round_up(m_size, alignment)) {
-      throw invalid_argument("cachecomm: shared segment of more than " + std::to_string(m_size) + " + " +
-                             std::to_string(bytes) + " bytes exceeds the largest mappable size");
+      throw invalid_argument("cachecomm: shared segment of more than " + std::to_string(m_size) +
+                             " + " + std::to_string(bytes) +
+                             " bytes exceeds the largest mappable size");
     }
     m_size = round_up(m_size, alignment);
     std::size_t offset = m_size;
@@ -53,8 +55,9 @@ class segment_layout {
   std::size_t reserve_slots(std::size_t count, std::size_t slot_bytes) {
     const std::size_t stride = padded_to_line(slot_bytes);
     if (count > max_bytes / stride) {
-      throw invalid_argument("cachecomm: shared segment of " + std::to_string(count) + " slots of " +
-                             std::to_string(stride) + " bytes exceeds the largest mappable size");
+      throw invalid_argument("cachecomm: shared segment of " + std::to_string(count) +
+                             " slots of " + std::to_string(stride) +
+                             " bytes exceeds the largest mappable size");
     }
     return reserve(count * stride, cache_line_size);
   }

@@ -22,7 +22,8 @@ namespace {
 constexpr std::size_t name_capacity = 64;
 constexpr std::size_t message_capacity = 320;
 
-// What node rank 0 tells the others about the object it made (sent as bytes: same binary, same node).
+// What node rank 0 tells the others about the object it made (sent as bytes: same binary, same
+// node).
 struct creation_notice {
   int error = 0;  // errno of a failed creation or sizing; every rank then fails with it
   int named = 0;  // 0: a memfd reached through /proc/<pid>/fd/<fd>; 1: a /dev/shm name
@@ -56,18 +57,24 @@ void copy_text(std::array<char, N>& target, const std::string& text) {
 std::string reason_of(const system_error& failure) {
   std::string text = failure.what();
   const std::string suffix = std::string(": ") + std::strerror(failure.errno_value());
-  if (text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+  if (text.size() >= suffix.size() &&
+      text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
     text.resize(text.size() - suffix.size());
   }
   return text;
 }
 
-// Errnos of memfd_create meaning "not available here" (old kernel, seccomp filter), not "no memory".
-bool memfd_unavailable(int error) { return error == ENOSYS || error == EPERM || error == EACCES || error == EINVAL; }
+// Errnos of memfd_create meaning "not available here" (old kernel, seccomp filter), not "no
+// memory".
+bool memfd_unavailable(int error) {
+  return error == ENOSYS || error == EPERM || error == EACCES || error == EINVAL;
+}
 
 // Errnos of opening /proc/<pid>/fd/<fd> meaning "no ptrace read access or no such process here"
 // (hardened kernel, another PID namespace): the named path may still work.
-bool descriptor_unreachable(int error) { return error == EACCES || error == EPERM || error == ENOENT; }
+bool descriptor_unreachable(int error) {
+  return error == EACCES || error == EPERM || error == ENOENT;
+}
 
 void fail_from_notice(const creation_notice& notice, int node_rank) {
   if (notice.error == 0) return;
@@ -106,7 +113,8 @@ creation_notice create_object(std::size_t bytes, bool named, file_descriptor& fd
       }
     }
     struct stat info {};
-    if (::fstat(fd.get(), &info) != 0) throw system_error("cachecomm: fstat of a new shared segment", errno);
+    if (::fstat(fd.get(), &info) != 0)
+      throw system_error("cachecomm: fstat of a new shared segment", errno);
     notice.pid = ::getpid();
     notice.fd = fd.get();
     notice.device = info.st_dev;
@@ -126,7 +134,8 @@ std::string where_from(const creation_notice& notice) {
 }
 
 // Ranks other than 0: opens rank 0's object and checks it is that object and still private.
-step_outcome open_object(const creation_notice& notice, segment_test_hooks hooks, file_descriptor& fd) {
+step_outcome open_object(const creation_notice& notice, segment_test_hooks hooks,
+                         file_descriptor& fd) {
   try {
     if (notice.named != 0) {
       fd = file_descriptor(::shm_open(notice.name.data(), O_RDWR | O_CLOEXEC, 0));
@@ -136,11 +145,13 @@ step_outcome open_object(const creation_notice& notice, segment_test_hooks hooks
       fd = open_peer_descriptor(notice.pid, notice.fd);
     }
   } catch (const system_error& failure) {
-    return {descriptor_unreachable(failure.errno_value()) ? unreachable : failed, failure.errno_value()};
+    return {descriptor_unreachable(failure.errno_value()) ? unreachable : failed,
+            failure.errno_value()};
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) return {failed, errno};
-  if (info.st_dev != notice.device || info.st_ino != notice.inode || (info.st_mode & 0777) != 0600) {
+  if (info.st_dev != notice.device || info.st_ino != notice.inode ||
+      (info.st_mode & 0777) != 0600) {
     return {foreign_object, EBADF};
   }
   return {};
@@ -155,20 +166,26 @@ verdict agree(MPI_Comm node_comm, step_outcome mine) {
   verdict worst;
   for (int rank = 0; rank < size; ++rank) {
     const auto& outcome = all[static_cast<std::size_t>(rank)];
-    if (outcome.kind > worst.kind) worst = {static_cast<outcome_kind>(outcome.kind), rank, outcome.error};
+    if (outcome.kind > worst.kind)
+      worst = {static_cast<outcome_kind>(outcome.kind), rank, outcome.error};
   }
   return worst;
 }
 
-[[noreturn]] void fail_with(const verdict& worst, const std::string& step, const creation_notice& notice) {
+[[noreturn]] void fail_with(const verdict& worst, const std::string& step,
+                            const creation_notice& notice) {
   const std::string who = "cachecomm: node rank " + std::to_string(worst.rank);
   if (worst.kind == foreign_object) {
     // Through /proc, a rank in another PID namespace reaches some other process's descriptor.
-    const char* hint = notice.named == 0 && step == "opening" ? "; are the node's ranks in different PID namespaces?" : "";
-    throw system_error(who + " " + step + " " + where_from(notice) +
-                           " found another object than node rank 0's private segment (device, inode, size or "
-                           "mode differ" + hint + ")",
-                       worst.error);
+    const char* hint = notice.named == 0 && step == "opening"
+                           ? "; are the node's ranks in different PID namespaces?"
+                           : "";
+    throw system_error(
+        who + " " + step + " " + where_from(notice) +
+            " found another object than node rank 0's private segment (device, inode, size or "
+            "mode differ" +
+            hint + ")",
+        worst.error);
   }
   throw system_error(who + " failed " + step + " " + where_from(notice), worst.error);
 }
@@ -201,7 +218,8 @@ shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hoo
   // Sized only now, so that on the fallback path the name is gone before the slow reservation.
   if (node_rank == 0) {
     try {
-      reserve_segment_memory(fd.get(), bytes, notice.named != 0 ? "a shared segment" : "a memfd shared segment");
+      reserve_segment_memory(fd.get(), bytes,
+                             notice.named != 0 ? "a shared segment" : "a memfd shared segment");
     } catch (const system_error& failure) {
       notice.error = failure.errno_value();
       copy_text(notice.message, reason_of(failure));
@@ -235,7 +253,9 @@ shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hoo
   }
 }
 
-shm_segment::~shm_segment() { release(); }
+shm_segment::~shm_segment() {
+  release();
+}
 
 shm_segment::shm_segment(shm_segment&& other) noexcept
     : m_base(std::exchange(other.m_base, nullptr)),

@@ -54,7 +54,8 @@ namespace {
 // fchmod: the umask must not widen or narrow what peers of the same user may do (a memfd starts
 // as 0777).
 void make_private(const file_descriptor& fd, const std::string& what) {
-  if (::fchmod(fd.get(), S_IRUSR | S_IWUSR) != 0) throw system_error("cachecomm: fchmod 0600 of " + what, errno);
+  if (::fchmod(fd.get(), S_IRUSR | S_IWUSR) != 0)
+    throw system_error("cachecomm: fchmod 0600 of " + what, errno);
 }
 
 }  // namespace
@@ -67,7 +68,8 @@ file_descriptor create_anonymous_segment() {
 }
 
 file_descriptor create_exclusive_segment(const std::string& name) {
-  file_descriptor fd(::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR));
+  file_descriptor fd(
+      ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR));
   if (!fd.valid()) throw system_error("cachecomm: shm_open(" + name + ", O_EXCL)", errno);
   try {
     make_private(fd, name);
@@ -88,20 +90,24 @@ file_descriptor open_peer_descriptor(pid_t pid, int fd) {
 void check_segment_budget(std::size_t bytes) {
   struct statvfs info {};
   if (::statvfs("/dev/shm", &info) != 0 || info.f_blocks == 0) return;  // none, or no size limit
-  const auto available = static_cast<std::size_t>(info.f_bavail) * static_cast<std::size_t>(info.f_frsize);
+  const auto available =
+      static_cast<std::size_t>(info.f_bavail) * static_cast<std::size_t>(info.f_frsize);
   if (bytes > available) {
-    throw system_error("cachecomm: a shared segment of " + std::to_string(bytes) + " bytes does not fit in the " +
-                           std::to_string(available) + " bytes free in /dev/shm, which bounds cachecomm's segments",
+    throw system_error("cachecomm: a shared segment of " + std::to_string(bytes) +
+                           " bytes does not fit in the " + std::to_string(available) +
+                           " bytes free in /dev/shm, which bounds cachecomm's segments",
                        ENOSPC);
   }
 }
 
 void reserve_segment_memory(int fd, std::size_t bytes, const std::string& what) {
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) throw system_error("cachecomm: sizing " + what, errno);
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0)
+    throw system_error("cachecomm: sizing " + what, errno);
   // ftruncate only sets the size: the first touch of a page the tmpfs cannot supply would be a
   // SIGBUS. Reserve the pages now instead, so that a lack of room is an error here.
   if (int failed = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); failed != 0) {
-    throw system_error("cachecomm: reserving " + std::to_string(bytes) + " bytes for " + what, failed);
+    throw system_error("cachecomm: reserving " + std::to_string(bytes) + " bytes for " + what,
+                       failed);
   }
 }
 

@@ -36,8 +36,8 @@ inline constexpr const char* anonymous_segment_name = "cachecomm-segment";
 /// Returns a fresh unguessable segment name (128 random bits from the kernel).
 [[nodiscard]] std::string random_segment_name();
 
-/// Creates shared memory that has no name anywhere (memfd_create, close-on-exec, mode 0600), size 0.
-/// Throws system_error.
+/// Creates shared memory that has no name anywhere (memfd_create, close-on-exec, mode 0600), size
+/// 0. Throws system_error.
 [[nodiscard]] file_descriptor create_anonymous_segment();
 
 /// Creates the named POSIX object exclusively (O_EXCL, close-on-exec) with mode 0600, size 0.

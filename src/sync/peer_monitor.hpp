@@ -15,7 +15,9 @@ class peer_monitor {
 
   /// Node rank of a peer whose process has exited (or is a zombie), or -1 when all live.
   [[nodiscard]] int find_dead_peer() const;
-  [[nodiscard]] pid_t pid_of(int node_rank) const { return m_pids.at(static_cast<std::size_t>(node_rank)); }
+  [[nodiscard]] pid_t pid_of(int node_rank) const {
+    return m_pids.at(static_cast<std::size_t>(node_rank));
+  }
 
   /// True when process `pid` has exited or is a zombie waiting to be reaped.
   [[nodiscard]] static bool process_has_exited(pid_t pid);

@@ -119,7 +119,9 @@ void waiter::slow_wait(const std::uint32_t* futex_word, ready_function ready, vo
   }
 }
 
-void waiter::wake_slow(const std::uint32_t* word) { futex_wake_all(word); }
+void waiter::wake_slow(const std::uint32_t* word) {
+  futex_wake_all(word);
+}
 
 }  // namespace detail
 }  // namespace cachecomm

@@ -26,7 +26,9 @@ struct node_wait_area {
   return static_cast<std::int32_t>(value - target) >= 0;
 }
 
-inline void cpu_relax() { _mm_pause(); }
+inline void cpu_relax() {
+  _mm_pause();
+}
 
 [[nodiscard]] inline std::uint32_t load_word(const std::uint32_t* word) {
   return __atomic_load_n(word, __ATOMIC_ACQUIRE);
@@ -45,22 +47,26 @@ class waiter {
   /// Waits until `ready()` is true. `futex_word` is the 32-bit word whose change makes it true;
   /// `waited_node_rank` (or -1) and `what` name the wait in error messages.
   template <typename Ready>
-  void wait(const std::uint32_t* futex_word, Ready&& ready, int waited_node_rank, const char* what) {
+  void wait(const std::uint32_t* futex_word, Ready&& ready, int waited_node_rank,
+            const char* what) {
     if (ready()) return;
     for (unsigned poll = 0; poll < m_policy.spin_iterations; ++poll) {
       cpu_relax();
       if (ready()) return;
     }
-    auto trampoline = [](void* context) { return (*static_cast<std::remove_reference_t<Ready>*>(context))(); };
+    auto trampoline = [](void* context) {
+      return (*static_cast<std::remove_reference_t<Ready>*>(context))();
+    };
     slow_wait(futex_word, trampoline, &ready, waited_node_rank, what);
   }
 
   /// Waits until the sequence number in `word` reaches `target`.
-  void wait_reach(const std::atomic<std::uint32_t>& word, std::uint32_t target, int waited_node_rank,
-                  const char* what) {
+  void wait_reach(const std::atomic<std::uint32_t>& word, std::uint32_t target,
+                  int waited_node_rank, const char* what) {
     const auto* raw = reinterpret_cast<const std::uint32_t*>(&word);
-    wait(raw, [&] { return sequence_reached(word.load(std::memory_order_acquire), target); },
-         waited_node_rank, what);
+    wait(
+        raw, [&] { return sequence_reached(word.load(std::memory_order_acquire), target); },
+        waited_node_rank, what);
   }
 
   /// Stores `value` and wakes any sleeper on `word`. The store is sequentially consistent so
@@ -69,12 +75,12 @@ class waiter {
     word.store(value, std::memory_order_seq_cst);
     wake(reinterpret_cast<const std::uint32_t*>(&word));
   }
-  /// As publish(), without the full fence when ranks spin: the store is a release store, so the core
-  /// does not stall until it owns the line (on the hot path of a broadcast root and of every reader
-  /// finishing a step, that stall was most of the call). Without the fence, a rank that goes to
-  /// sleep on `word` at the same instant may miss this wake; it then sleeps until its futex timeout
-  /// and re-checks. When spinning, ranks sleep only after milliseconds of polling, so that rare,
-  /// bounded delay is the price; the other wait modes sleep early and keep the fence.
+  /// As publish(), without the full fence when ranks spin: the store is a release store, so the
+  /// core does not stall until it owns the line (on the hot path of a broadcast root and of every
+  /// reader finishing a step, that stall was most of the call). Without the fence, a rank that goes
+  /// to sleep on `word` at the same instant may miss this wake; it then sleeps until its futex
+  /// timeout and re-checks. When spinning, ranks sleep only after milliseconds of polling, so that
+  /// rare, bounded delay is the price; the other wait modes sleep early and keep the fence.
   void publish_lazy(std::atomic<std::uint32_t>& word, std::uint32_t value) {
     word.store(value, std::memory_order_release);
     wake_lazy(reinterpret_cast<const std::uint32_t*>(&word));
@@ -89,7 +95,8 @@ class waiter {
   /// for data a receiver may find in one of several places, all of which ring the same bell. A
   /// sleeper on `bell` reads it after announcing itself and before checking readiness, so it either
   /// sees `value` or finds `bell` changed (futex_wait then returns at once).
-  void publish_and_ring(std::atomic<std::uint32_t>& word, std::uint32_t value, std::atomic<std::uint32_t>& bell) {
+  void publish_and_ring(std::atomic<std::uint32_t>& word, std::uint32_t value,
+                        std::atomic<std::uint32_t>& bell) {
     word.store(value, std::memory_order_seq_cst);
     if (m_area->sleepers.value.load(std::memory_order_seq_cst) != 0) {
       bell.fetch_add(1, std::memory_order_seq_cst);

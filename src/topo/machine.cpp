@@ -75,8 +75,10 @@ int current_core() {
   hwloc_bitmap_t where = hwloc_bitmap_alloc();
   int core = -1;
   if (where != nullptr && hwloc_get_last_cpu_location(topology, where, HWLOC_CPUBIND_THREAD) == 0) {
-    hwloc_obj_t unit = hwloc_get_pu_obj_by_os_index(topology, static_cast<unsigned>(hwloc_bitmap_first(where)));
-    hwloc_obj_t core_object = unit == nullptr ? nullptr : hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_CORE, unit);
+    hwloc_obj_t unit =
+        hwloc_get_pu_obj_by_os_index(topology, static_cast<unsigned>(hwloc_bitmap_first(where)));
+    hwloc_obj_t core_object =
+        unit == nullptr ? nullptr : hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_CORE, unit);
     if (core_object != nullptr) core = static_cast<int>(core_object->logical_index);
   }
   hwloc_bitmap_free(where);

@@ -6,9 +6,9 @@
 namespace cachecomm::detail {
 
 struct machine_description {
-  std::string host;       ///< host name
-  std::string cpu_model;  ///< e.g. "Intel(R) Xeon(R) ..." (empty if hwloc does not know)
-  int cores = 1;          ///< physical cores the job may use
+  std::string host;          ///< host name
+  std::string cpu_model;     ///< e.g. "Intel(R) Xeon(R) ..." (empty if hwloc does not know)
+  int cores = 1;             ///< physical cores the job may use
   int processing_units = 1;  ///< hardware threads the job may use
 };
 

@@ -17,34 +17,46 @@ namespace cachecomm::testing {
 
 // The reference answers come from MPI through the library's own table of MPI handles; a wrong entry
 // there would make the MPI reference disagree with the shared-memory results and fail the tests.
-inline MPI_Datatype mpi_type(datatype type) { return detail::mpi_datatype_of(type); }
-inline MPI_Op mpi_op(reduce_op op) { return detail::mpi_op_of(op); }
+inline MPI_Datatype mpi_type(datatype type) {
+  return detail::mpi_datatype_of(type);
+}
+inline MPI_Op mpi_op(reduce_op op) {
+  return detail::mpi_op_of(op);
+}
 
 inline const std::vector<datatype>& reducible_types() {
-  static const std::vector<datatype> all = {datatype::int8,    datatype::uint8,   datatype::int16,     datatype::uint16,
-                                            datatype::int32,   datatype::uint32,  datatype::int64,     datatype::uint64,
-                                            datatype::float32, datatype::float64, datatype::complex64, datatype::complex128};
+  static const std::vector<datatype> all = {
+      datatype::int8,    datatype::uint8,   datatype::int16,     datatype::uint16,
+      datatype::int32,   datatype::uint32,  datatype::int64,     datatype::uint64,
+      datatype::float32, datatype::float64, datatype::complex64, datatype::complex128};
   return all;
 }
 
 inline const std::vector<reduce_op>& collective_ops() {
-  static const std::vector<reduce_op> all = {reduce_op::sum,         reduce_op::product,     reduce_op::min,
-                                             reduce_op::max,         reduce_op::logical_and, reduce_op::logical_or,
-                                             reduce_op::logical_xor, reduce_op::bitwise_and, reduce_op::bitwise_or,
-                                             reduce_op::bitwise_xor};
+  static const std::vector<reduce_op> all = {
+      reduce_op::sum,         reduce_op::product,    reduce_op::min,         reduce_op::max,
+      reduce_op::logical_and, reduce_op::logical_or, reduce_op::logical_xor, reduce_op::bitwise_and,
+      reduce_op::bitwise_or,  reduce_op::bitwise_xor};
   return all;
 }
 
 /// A small integer for element `index` of `rank`, chosen so that `op` over any number of ranks
 /// stays exact in every type (products only ever multiply by 1, -1 or, on three ranks, 2).
-inline long long exact_value(reduce_op op, int rank, std::size_t index, unsigned seed, bool is_signed) {
-  const auto mix = static_cast<long long>((index * 2654435761ULL + static_cast<unsigned long long>(rank) * 40503ULL + seed) % 1000003ULL);
+inline long long exact_value(reduce_op op, int rank, std::size_t index, unsigned seed,
+                             bool is_signed) {
+  const auto mix = static_cast<long long>(
+      (index * 2654435761ULL + static_cast<unsigned long long>(rank) * 40503ULL + seed) %
+      1000003ULL);
   switch (op) {
     case reduce_op::product:
       if (rank < 3 && mix % 5 == 0) return 2;
       return is_signed && mix % 3 == 0 ? -1 : 1;
-    case reduce_op::logical_and: case reduce_op::logical_or: case reduce_op::logical_xor: return mix % 3;
-    case reduce_op::bitwise_and: case reduce_op::bitwise_or: case reduce_op::bitwise_xor: return mix % 256;
+    case reduce_op::logical_and:
+    case reduce_op::logical_or:
+    case reduce_op::logical_xor: return mix % 3;
+    case reduce_op::bitwise_and:
+    case reduce_op::bitwise_or:
+    case reduce_op::bitwise_xor: return mix % 256;
     default: return is_signed ? mix % 21 - 10 : mix % 21;
   }
 }
@@ -54,7 +66,8 @@ void fill_typed(void* buffer, std::size_t count, reduce_op op, int rank, unsigne
   auto* out = static_cast<T*>(buffer);
   for (std::size_t i = 0; i < count; ++i) {
     if constexpr (std::is_integral_v<T> || std::is_floating_point_v<T>) {
-      out[i] = static_cast<T>(exact_value(op, rank, i, seed, std::is_signed_v<T> || std::is_floating_point_v<T>));
+      out[i] = static_cast<T>(
+          exact_value(op, rank, i, seed, std::is_signed_v<T> || std::is_floating_point_v<T>));
     } else {
       using R = typename T::value_type;
       if (op == reduce_op::product) {
@@ -62,13 +75,15 @@ void fill_typed(void* buffer, std::size_t count, reduce_op op, int rank, unsigne
         const long long pick = exact_value(reduce_op::sum, rank, i, seed, false) % 3;
         out[i] = pick == 0 ? T(R(0), R(1)) : (pick == 1 ? T(R(-1), R(0)) : T(R(1), R(0)));
       } else {
-        out[i] = T(static_cast<R>(exact_value(op, rank, i, seed, true)), static_cast<R>(exact_value(op, rank, i + 7, seed, true)));
+        out[i] = T(static_cast<R>(exact_value(op, rank, i, seed, true)),
+                   static_cast<R>(exact_value(op, rank, i + 7, seed, true)));
       }
     }
   }
 }
 
-inline void fill(void* buffer, std::size_t count, datatype type, reduce_op op, int rank, unsigned seed) {
+inline void fill(void* buffer, std::size_t count, datatype type, reduce_op op, int rank,
+                 unsigned seed) {
   switch (type) {
     case datatype::int8: fill_typed<std::int8_t>(buffer, count, op, rank, seed); break;
     case datatype::uint8: fill_typed<std::uint8_t>(buffer, count, op, rank, seed); break;
@@ -81,8 +96,12 @@ inline void fill(void* buffer, std::size_t count, datatype type, reduce_op op, i
     case datatype::float32: fill_typed<float>(buffer, count, op, rank, seed); break;
     case datatype::float64: fill_typed<double>(buffer, count, op, rank, seed); break;
     case datatype::complex64: fill_typed<std::complex<float>>(buffer, count, op, rank, seed); break;
-    case datatype::complex128: fill_typed<std::complex<double>>(buffer, count, op, rank, seed); break;
-    case datatype::byte: fill_typed<std::uint8_t>(buffer, count, reduce_op::bitwise_xor, rank, seed); break;
+    case datatype::complex128:
+      fill_typed<std::complex<double>>(buffer, count, op, rank, seed);
+      break;
+    case datatype::byte:
+      fill_typed<std::uint8_t>(buffer, count, reduce_op::bitwise_xor, rank, seed);
+      break;
   }
 }
 
@@ -96,14 +115,16 @@ inline bool same_values(const void* a, const void* b, std::size_t count, datatyp
     case datatype::float32: {
       const auto* x = static_cast<const float*>(a);
       const auto* y = static_cast<const float*>(b);
-      for (std::size_t i = 0; i < reals; ++i) if (!(x[i] == y[i])) return false;
+      for (std::size_t i = 0; i < reals; ++i)
+        if (!(x[i] == y[i])) return false;
       return true;
     }
     case datatype::complex128: reals *= 2; [[fallthrough]];
     case datatype::float64: {
       const auto* x = static_cast<const double*>(a);
       const auto* y = static_cast<const double*>(b);
-      for (std::size_t i = 0; i < reals; ++i) if (!(x[i] == y[i])) return false;
+      for (std::size_t i = 0; i < reals; ++i)
+        if (!(x[i] == y[i])) return false;
       return true;
     }
     default: return false;

@@ -45,9 +45,11 @@ TEST(CollectiveErrors, NullBuffersWithElementsAreRefused) {
   EXPECT_NE(message.find("receive buffer is null"), std::string::npos) << message;
   message = expect_error<invalid_argument>([&] { broadcast(c, nullptr, 4, datatype::int32, 0); });
   EXPECT_NE(message.find("buffer is null"), std::string::npos) << message;
-  message = expect_error<invalid_argument>([&] { allgather(c, buffer.data(), nullptr, 1, datatype::int32); });
+  message = expect_error<invalid_argument>(
+      [&] { allgather(c, buffer.data(), nullptr, 1, datatype::int32); });
   EXPECT_NE(message.find("null"), std::string::npos) << message;
-  message = expect_error<invalid_argument>([&] { broadcast(c, buffer.data(), 4, datatype::int32, c.size()); });
+  message = expect_error<invalid_argument>(
+      [&] { broadcast(c, buffer.data(), 4, datatype::int32, c.size()); });
   EXPECT_NE(message.find("root"), std::string::npos) << message;
   // Zero elements with null buffers are fine.
   allreduce(c, nullptr, nullptr, 0, datatype::int32, reduce_op::sum);
@@ -86,22 +88,27 @@ TEST(CollectiveErrors, CheckingReportsMismatchedCallsOnEveryRank) {
   if (c.size() == 1) GTEST_SKIP() << "needs two ranks to disagree";
   std::vector<double> data(64, 1.0), result(64);
   auto message = expect_error<usage_error>([&] {
-    allreduce(c, data.data(), result.data(), c.rank() == 0 ? 8 : 9, datatype::float64, reduce_op::sum);
+    allreduce(c, data.data(), result.data(), c.rank() == 0 ? 8 : 9, datatype::float64,
+              reduce_op::sum);
   });
   EXPECT_NE(message.find("count"), std::string::npos) << message;
   message = expect_error<usage_error>([&] {
-    allreduce(c, data.data(), result.data(), 4, c.rank() == 0 ? datatype::float64 : datatype::int64, reduce_op::sum);
+    allreduce(c, data.data(), result.data(), 4, c.rank() == 0 ? datatype::float64 : datatype::int64,
+              reduce_op::sum);
   });
   EXPECT_NE(message.find("datatype"), std::string::npos) << message;
-  message = expect_error<usage_error>([&] { broadcast(c, data.data(), 4, datatype::float64, c.rank() == 0 ? 0 : 1); });
+  message = expect_error<usage_error>(
+      [&] { broadcast(c, data.data(), 4, datatype::float64, c.rank() == 0 ? 0 : 1); });
   EXPECT_NE(message.find("root"), std::string::npos) << message;
   message = expect_error<usage_error>([&] {
-    allreduce(c, data.data(), result.data(), 4, datatype::float64, c.rank() == 0 ? reduce_op::sum : reduce_op::max);
+    allreduce(c, data.data(), result.data(), 4, datatype::float64,
+              c.rank() == 0 ? reduce_op::sum : reduce_op::max);
   });
   EXPECT_NE(message.find("reduction"), std::string::npos) << message;
   // One rank's bad argument fails the call everywhere instead of leaving the others waiting.
   message = expect_error<invalid_argument>([&] {
-    allreduce(c, c.rank() == 0 ? nullptr : data.data(), result.data(), 4, datatype::float64, reduce_op::sum);
+    allreduce(c, c.rank() == 0 ? nullptr : data.data(), result.data(), 4, datatype::float64,
+              reduce_op::sum);
   });
   EXPECT_FALSE(message.empty());
   expect_still_works(c);
@@ -122,12 +129,14 @@ TEST(CollectiveErrors, TypedOverloadsAndNamesWork) {
   for (auto algorithm : all_broadcast_algorithms()) {
     EXPECT_EQ(parse_broadcast_algorithm(to_string(algorithm)), algorithm);
   }
-  for (auto algorithm : all_reduce_algorithms()) EXPECT_EQ(parse_reduce_algorithm(to_string(algorithm)), algorithm);
+  for (auto algorithm : all_reduce_algorithms())
+    EXPECT_EQ(parse_reduce_algorithm(to_string(algorithm)), algorithm);
   EXPECT_THROW((void)parse_reduce_algorithm("fastest"), invalid_argument);
   EXPECT_FALSE(explain_allreduce(c, 8).reason.empty());
   EXPECT_FALSE(explain_broadcast(c, 1 << 20).algorithm.empty());
   std::vector<int> too_long(3);
-  EXPECT_THROW(allreduce(c, std::span<const int>(mine), std::span<int>(too_long), reduce_op::sum), invalid_argument);
+  EXPECT_THROW(allreduce(c, std::span<const int>(mine), std::span<int>(too_long), reduce_op::sum),
+               invalid_argument);
 }
 
 }  // namespace

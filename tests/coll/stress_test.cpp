@@ -18,7 +18,9 @@ namespace {
 TEST(CollectiveStress, RandomSequenceMatchesMpi) {
   comm c(MPI_COMM_WORLD);
   const char* seed_text = std::getenv("CACHECOMM_STRESS_SEED");
-  const unsigned seed = seed_text != nullptr ? static_cast<unsigned>(std::strtoul(seed_text, nullptr, 10)) : 20261122U;
+  const unsigned seed = seed_text != nullptr
+                            ? static_cast<unsigned>(std::strtoul(seed_text, nullptr, 10))
+                            : 20261122U;
   const int operations = c.size() > 4 ? 800 : 3000;
   std::mt19937 random(seed);  // same sequence on every rank
   const auto& types = testing::reducible_types();
@@ -31,7 +33,9 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
     while (!supports(type, op)) op = ops[random() % ops.size()];
     // Large (pipelined paths), tiny (a few elements) and everything between.
     const unsigned size_class = random() % 20;
-    const std::size_t count = size_class == 0 ? random() % 60000 : size_class < 6 ? random() % 4 : random() % 700;
+    const std::size_t count = size_class == 0  ? random() % 60000
+                              : size_class < 6 ? random() % 4
+                                               : random() % 700;
     const int root = static_cast<int>(random() % static_cast<unsigned>(c.size()));
     const bool in_place_call = random() % 2 == 0;
     const unsigned algorithm_pick = random() % 5;
@@ -60,22 +64,28 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
       }
       case 1:
       case 2: {
-        // Every concrete algorithm (its steps interleave with the others' in one sequence) or automatic.
+        // Every concrete algorithm (its steps interleave with the others' in one sequence) or
+        // automatic.
         const auto& reduce_algorithms = all_reduce_algorithms();
         const auto algorithm = static_cast<std::size_t>(algorithm_pick) >= reduce_algorithms.size()
                                    ? reduce_algorithm::automatic
                                    : reduce_algorithms[static_cast<std::size_t>(algorithm_pick)];
-        what = std::string(kind == 1 ? "reduce " : "allreduce ") + std::string(to_string(algorithm));
+        what =
+            std::string(kind == 1 ? "reduce " : "allreduce ") + std::string(to_string(algorithm));
         if (kind == 1) {
-          MPI_Reduce(input.data(), expected.data(), n, testing::mpi_type(type), testing::mpi_op(op), root, MPI_COMM_WORLD);
+          MPI_Reduce(input.data(), expected.data(), n, testing::mpi_type(type), testing::mpi_op(op),
+                     root, MPI_COMM_WORLD);
           const bool here_in_place = in_place_call && c.rank() == root;
           if (here_in_place) std::memcpy(got.data(), input.data(), length);
-          reduce(c, here_in_place ? in_place : input.data(), got.data(), count, type, op, root, algorithm);
+          reduce(c, here_in_place ? in_place : input.data(), got.data(), count, type, op, root,
+                 algorithm);
           ok = c.rank() != root || testing::same_values(got.data(), expected.data(), count, type);
         } else {
-          MPI_Allreduce(input.data(), expected.data(), n, testing::mpi_type(type), testing::mpi_op(op), MPI_COMM_WORLD);
+          MPI_Allreduce(input.data(), expected.data(), n, testing::mpi_type(type),
+                        testing::mpi_op(op), MPI_COMM_WORLD);
           if (in_place_call) std::memcpy(got.data(), input.data(), length);
-          allreduce(c, in_place_call ? in_place : input.data(), got.data(), count, type, op, algorithm);
+          allreduce(c, in_place_call ? in_place : input.data(), got.data(), count, type, op,
+                    algorithm);
           ok = testing::same_values(got.data(), expected.data(), count, type);
         }
         break;
@@ -83,22 +93,26 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
       default: {
         // Every concrete algorithm (their steps interleave with the others') or automatic.
         const auto& allgather_algorithms = all_allgather_algorithms();
-        const auto algorithm = static_cast<std::size_t>(algorithm_pick) >= allgather_algorithms.size()
-                                   ? allgather_algorithm::automatic
-                                   : allgather_algorithms[static_cast<std::size_t>(algorithm_pick)];
+        const auto algorithm =
+            static_cast<std::size_t>(algorithm_pick) >= allgather_algorithms.size()
+                ? allgather_algorithm::automatic
+                : allgather_algorithms[static_cast<std::size_t>(algorithm_pick)];
         what = "allgather " + std::string(to_string(algorithm));
-        MPI_Allgather(input.data(), n, testing::mpi_type(type), expected.data(), n, testing::mpi_type(type),
-                      MPI_COMM_WORLD);
-        if (in_place_call) std::memcpy(got.data() + static_cast<std::size_t>(c.rank()) * length, input.data(), length);
+        MPI_Allgather(input.data(), n, testing::mpi_type(type), expected.data(), n,
+                      testing::mpi_type(type), MPI_COMM_WORLD);
+        if (in_place_call)
+          std::memcpy(got.data() + static_cast<std::size_t>(c.rank()) * length, input.data(),
+                      length);
         allgather(c, in_place_call ? in_place : input.data(), got.data(), count, type, algorithm);
         ok = std::memcmp(got.data(), expected.data(), total) == 0;
         break;
       }
     }
     ok = ok && got[total] == 0x5A;
-    ASSERT_TRUE(testing::all_ranks(ok)) << "operation " << index << " (seed " << seed << "): " << what << " type "
-                                        << to_string(type) << " op " << to_string(op) << " count " << count << " root "
-                                        << root << (in_place_call ? " in-place" : "");
+    ASSERT_TRUE(testing::all_ranks(ok))
+        << "operation " << index << " (seed " << seed << "): " << what << " type "
+        << to_string(type) << " op " << to_string(op) << " count " << count << " root " << root
+        << (in_place_call ? " in-place" : "");
   }
 }
 

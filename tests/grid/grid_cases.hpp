@@ -20,8 +20,8 @@ struct grid_case {
   bool overlap = true;
 };
 
-inline grid_spec make_spec(std::vector<long> size, int ghost, std::vector<boundary> boundaries, grid_layout layout,
-                           halo_shape shape = halo_shape::faces) {
+inline grid_spec make_spec(std::vector<long> size, int ghost, std::vector<boundary> boundaries,
+                           grid_layout layout, halo_shape shape = halo_shape::faces) {
   grid_spec spec;
   spec.global_size = std::move(size);
   spec.ghost_width = ghost;
@@ -37,11 +37,16 @@ inline std::vector<grid_case> solver_cases() {
   const auto rm = grid_layout::row_major, tiled = grid_layout::tiled;
   return {
       {"2d-fixed-g1-rowmajor-overlap", make_spec({37, 29}, 1, {b::fixed, b::fixed}, rm), true},
-      {"2d-periodic-g3-tiled-nooverlap-full", make_spec({37, 29}, 3, {b::periodic, b::periodic}, tiled, halo_shape::full), false},
+      {"2d-periodic-g3-tiled-nooverlap-full",
+       make_spec({37, 29}, 3, {b::periodic, b::periodic}, tiled, halo_shape::full), false},
       {"2d-mixed-g1-tiled-overlap", make_spec({41, 23}, 1, {b::periodic, b::fixed}, tiled), true},
-      {"3d-fixed-g1-rowmajor-overlap", make_spec({13, 11, 9}, 1, {b::fixed, b::fixed, b::fixed}, rm), true},
-      {"3d-periodic-g3-rowmajor-nooverlap-full", make_spec({13, 11, 10}, 3, {b::periodic, b::periodic, b::periodic}, rm, halo_shape::full), false},
-      {"3d-mixed-g3-tiled-overlap", make_spec({12, 11, 9}, 3, {b::fixed, b::periodic, b::fixed}, tiled), true},
+      {"3d-fixed-g1-rowmajor-overlap",
+       make_spec({13, 11, 9}, 1, {b::fixed, b::fixed, b::fixed}, rm), true},
+      {"3d-periodic-g3-rowmajor-nooverlap-full",
+       make_spec({13, 11, 10}, 3, {b::periodic, b::periodic, b::periodic}, rm, halo_shape::full),
+       false},
+      {"3d-mixed-g3-tiled-overlap",
+       make_spec({12, 11, 9}, 3, {b::fixed, b::periodic, b::fixed}, tiled), true},
   };
 }
 
@@ -59,7 +64,8 @@ inline std::string check_bit_identical(grid_transport& transport, const grid_cas
   auto result = laplace::compare_with_reference(g, 0, reference);
   if (result.mismatches == 0) return {};
   std::ostringstream text;  // (not operator+: GCC 12 warns falsely about it, -Wrestrict)
-  text << c.name << ": " << result.mismatches << " cells differ from the serial run; first: " << result.first;
+  text << c.name << ": " << result.mismatches
+       << " cells differ from the serial run; first: " << result.first;
   return text.str();
 }
 
@@ -81,7 +87,8 @@ inline std::string check_ghost_contents(grid_transport& transport, const grid_sp
       for (long i = 0; i < size[0]; ++i)
         for (long j = 0; j < size[1]; ++j)
           for (long k = 0; k < size[2]; ++k) {
-            g.at(f, i, j, k) = cell_tag({offset[0] + i, offset[1] + j, offset[2] + k}) * (f + 1) + round;
+            g.at(f, i, j, k) =
+                cell_tag({offset[0] + i, offset[1] + j, offset[2] + k}) * (f + 1) + round;
           }
     if (round == 1) {
       // Completion by polling: test() must never block and must finish the exchange by itself.
@@ -102,7 +109,8 @@ inline std::string check_ghost_contents(grid_transport& transport, const grid_sp
             for (int d = 0; d < grid_max_dims; ++d) {
               global[d] = offset[d] + local[d];
               if (local[d] < 0 || local[d] >= size[d]) ++outside_local;
-              if ((global[d] < 0 || global[d] >= decomp.global_size()[d]) && decomp.boundary_of(d) == boundary::fixed) {
+              if ((global[d] < 0 || global[d] >= decomp.global_size()[d]) &&
+                  decomp.boundary_of(d) == boundary::fixed) {
                 past_fixed = true;
               }
             }
@@ -110,8 +118,9 @@ inline std::string check_ghost_contents(grid_transport& transport, const grid_sp
             if (spec.shape == halo_shape::faces && outside_local > 1) continue;
             const double expected = cell_tag(decomp.wrap(global)) * (f + 1) + round;
             if (g.at(f, i, j, k) != expected && problems.tellp() < 400) {
-              problems << "rank " << g.rank() << " field " << f << " ghost (" << i << "," << j << "," << k << ") holds "
-                       << g.at(f, i, j, k) << ", expected " << expected << "; ";
+              problems << "rank " << g.rank() << " field " << f << " ghost (" << i << "," << j
+                       << "," << k << ") holds " << g.at(f, i, j, k) << ", expected " << expected
+                       << "; ";
             }
           }
   }

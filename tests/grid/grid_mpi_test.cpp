@@ -31,8 +31,15 @@ TEST_P(grid_mpi, ghost_cells_hold_neighbour_values) {
   using b = boundary;
   for (auto layout : {grid_layout::row_major, grid_layout::tiled}) {
     for (auto shape : {halo_shape::faces, halo_shape::full}) {
-      EXPECT_EQ(grid_testing::check_ghost_contents(*transport, grid_testing::make_spec({23, 19}, 3, {b::periodic, b::periodic}, layout, shape)), "");
-      EXPECT_EQ(grid_testing::check_ghost_contents(*transport, grid_testing::make_spec({9, 11, 10}, 2, {b::periodic, b::fixed, b::periodic}, layout, shape)), "");
+      EXPECT_EQ(grid_testing::check_ghost_contents(
+                    *transport, grid_testing::make_spec({23, 19}, 3, {b::periodic, b::periodic},
+                                                        layout, shape)),
+                "");
+      EXPECT_EQ(
+          grid_testing::check_ghost_contents(
+              *transport, grid_testing::make_spec(
+                              {9, 11, 10}, 2, {b::periodic, b::fixed, b::periodic}, layout, shape)),
+          "");
     }
   }
 }
@@ -41,7 +48,9 @@ TEST_P(grid_mpi, checked_mode_catches_a_misrouted_halo) {
   comm c(MPI_COMM_WORLD);
   auto transport = make(c, GetParam());
   using b = boundary;
-  std::string seen = grid_testing::misrouted_halo_error(*transport, grid_testing::make_spec({24, 20}, 2, {b::periodic, b::periodic}, grid_layout::row_major));
+  std::string seen = grid_testing::misrouted_halo_error(
+      *transport,
+      grid_testing::make_spec({24, 20}, 2, {b::periodic, b::periodic}, grid_layout::row_major));
   int caught = seen.empty() ? 0 : 1, anyone = 0;
   MPI_Allreduce(&caught, &anyone, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   EXPECT_GE(anyone, 1) << "no rank noticed the misrouted halo";
@@ -74,7 +83,8 @@ TEST(grid_mpi_errors, message_beyond_an_int_count_is_refused) {
   std::vector<std::byte> buffer(16);
   const std::size_t too_many = (std::size_t{1} << 32) + 8;
   EXPECT_THROW((void)transport->receive(c.rank(), 1, buffer.data(), too_many), invalid_argument);
-  EXPECT_THROW((void)transport->send(c.rank(), 1, buffer.data(), std::size_t{1} << 31), invalid_argument);
+  EXPECT_THROW((void)transport->send(c.rank(), 1, buffer.data(), std::size_t{1} << 31),
+               invalid_argument);
 }
 
 TEST(grid_mpi_errors, mpi_neighbour_that_never_exchanges_is_named) {
@@ -85,7 +95,9 @@ TEST(grid_mpi_errors, mpi_neighbour_that_never_exchanges_is_named) {
   comm c(MPI_COMM_WORLD, settings);
   if (c.size() < 2) GTEST_SKIP() << "needs a neighbour";
   auto transport = make_mpi_transport(c);
-  grid<double> g(*transport, grid_testing::make_spec({8, 8}, 1, {boundary::periodic, boundary::periodic}, grid_layout::row_major));
+  grid<double> g(*transport,
+                 grid_testing::make_spec({8, 8}, 1, {boundary::periodic, boundary::periodic},
+                                         grid_layout::row_major));
   halo_exchange exchange(g, {0});
   if (c.rank() == 0) {
     auto handle = exchange.start();
@@ -94,7 +106,8 @@ TEST(grid_mpi_errors, mpi_neighbour_that_never_exchanges_is_named) {
       ADD_FAILURE() << "the exchange completed although no neighbour took part";
     } catch (const peer_failure& failure) {
       EXPECT_GT(failure.peer_rank(), 0) << failure.what();
-      EXPECT_NE(std::string(failure.what()).find("halo exchange"), std::string::npos) << failure.what();
+      EXPECT_NE(std::string(failure.what()).find("halo exchange"), std::string::npos)
+          << failure.what();
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);

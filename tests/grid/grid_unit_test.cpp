@@ -46,7 +46,8 @@ TEST(decomposition, automatic_and_explicit_factorization) {
   EXPECT_EQ(automatic.ranks_per_dim()[1] * automatic.ranks_per_dim()[2], 2);
   EXPECT_EQ(automatic.ranks_per_dim()[2], 2);  // cut the long dimension: smaller faces
   grid_spec square = grid_testing::make_spec({8192, 8192}, 1, {}, grid_layout::row_major);
-  EXPECT_EQ(decomposition(square, 2).ranks_per_dim()[1], 2);  // a tie cuts the slowest dimension: contiguous faces
+  EXPECT_EQ(decomposition(square, 2).ranks_per_dim()[1],
+            2);  // a tie cuts the slowest dimension: contiguous faces
   spec.ranks_per_dim = {2, 1};
   decomposition given(spec, 2);
   EXPECT_EQ(given.ranks_per_dim()[1], 2);
@@ -63,13 +64,27 @@ TEST(decomposition, bad_options_get_clear_errors) {
     }
     return "no error";
   };
-  EXPECT_NE(message_of(grid_testing::make_spec({0, 5}, 1, {}, grid_layout::row_major), 1).find("at least 1"), std::string::npos);
-  EXPECT_NE(message_of(grid_testing::make_spec({-3, 5}, 1, {}, grid_layout::row_major), 1).find("at least 1"), std::string::npos);
-  EXPECT_NE(message_of(grid_testing::make_spec({2, 2}, 1, {}, grid_layout::row_major), 5).find("more ranks than cells"), std::string::npos);
-  EXPECT_NE(message_of(grid_testing::make_spec({8, 8}, 3, {}, grid_layout::row_major), 4).find("ghost width 3 is wider"), std::string::npos);
-  EXPECT_NE(message_of(grid_testing::make_spec({8, 8}, 0, {}, grid_layout::row_major), 1).find("ghost width"), std::string::npos);
-  EXPECT_NE(message_of(grid_testing::make_spec({8}, 1, {}, grid_layout::row_major), 1).find("2 or 3"), std::string::npos);
-  EXPECT_NE(message_of(grid_testing::make_spec({8, 8}, 1, {b::fixed}, grid_layout::row_major), 1).find("boundaries"), std::string::npos);
+  EXPECT_NE(message_of(grid_testing::make_spec({0, 5}, 1, {}, grid_layout::row_major), 1)
+                .find("at least 1"),
+            std::string::npos);
+  EXPECT_NE(message_of(grid_testing::make_spec({-3, 5}, 1, {}, grid_layout::row_major), 1)
+                .find("at least 1"),
+            std::string::npos);
+  EXPECT_NE(message_of(grid_testing::make_spec({2, 2}, 1, {}, grid_layout::row_major), 5)
+                .find("more ranks than cells"),
+            std::string::npos);
+  EXPECT_NE(message_of(grid_testing::make_spec({8, 8}, 3, {}, grid_layout::row_major), 4)
+                .find("ghost width 3 is wider"),
+            std::string::npos);
+  EXPECT_NE(message_of(grid_testing::make_spec({8, 8}, 0, {}, grid_layout::row_major), 1)
+                .find("ghost width"),
+            std::string::npos);
+  EXPECT_NE(
+      message_of(grid_testing::make_spec({8}, 1, {}, grid_layout::row_major), 1).find("2 or 3"),
+      std::string::npos);
+  EXPECT_NE(message_of(grid_testing::make_spec({8, 8}, 1, {b::fixed}, grid_layout::row_major), 1)
+                .find("boundaries"),
+            std::string::npos);
 }
 
 TEST(field_layout, both_layouts_are_one_to_one) {
@@ -89,7 +104,11 @@ TEST(field_layout, both_layouts_are_one_to_one) {
 TEST(model_transport, solver_is_bit_identical_to_serial_run) {
   for (int ranks : {1, 2, 3, 4, 8}) {
     for (const auto& grid_case : grid_testing::solver_cases()) {
-      EXPECT_EQ(run_on_model(ranks, [&](grid_transport& t) { return grid_testing::check_bit_identical(t, grid_case); }), "")
+      EXPECT_EQ(run_on_model(ranks,
+                             [&](grid_transport& t) {
+                               return grid_testing::check_bit_identical(t, grid_case);
+                             }),
+                "")
           << grid_case.name << " on " << ranks << " model ranks";
     }
   }
@@ -98,16 +117,22 @@ TEST(model_transport, solver_is_bit_identical_to_serial_run) {
 TEST(model_transport, ghost_cells_hold_neighbour_values) {
   for (int ranks : {1, 3, 4}) {
     for (auto shape : {halo_shape::faces, halo_shape::full}) {
-      auto spec = grid_testing::make_spec({9, 11, 10}, 2, {b::periodic, b::fixed, b::periodic}, grid_layout::tiled, shape);
-      EXPECT_EQ(run_on_model(ranks, [&](grid_transport& t) { return grid_testing::check_ghost_contents(t, spec); }), "");
+      auto spec = grid_testing::make_spec({9, 11, 10}, 2, {b::periodic, b::fixed, b::periodic},
+                                          grid_layout::tiled, shape);
+      EXPECT_EQ(run_on_model(
+                    ranks,
+                    [&](grid_transport& t) { return grid_testing::check_ghost_contents(t, spec); }),
+                "");
     }
   }
 }
 
 TEST(model_transport, checked_mode_catches_a_misrouted_halo) {
   for (int ranks : {1, 2, 4}) {
-    auto spec = grid_testing::make_spec({24, 20}, 2, {b::periodic, b::periodic}, grid_layout::tiled);
-    std::string seen = run_on_model(ranks, [&](grid_transport& t) { return grid_testing::misrouted_halo_error(t, spec); });
+    auto spec =
+        grid_testing::make_spec({24, 20}, 2, {b::periodic, b::periodic}, grid_layout::tiled);
+    std::string seen = run_on_model(
+        ranks, [&](grid_transport& t) { return grid_testing::misrouted_halo_error(t, spec); });
     EXPECT_NE(seen.find("sent by rank 0"), std::string::npos) << seen;
     EXPECT_NE(seen.find("intended for"), std::string::npos) << seen;
     if (ranks == 2) std::printf("checked-halo message: %s\n", seen.c_str());
@@ -134,7 +159,8 @@ TEST(laplace, smoothing_converges_to_the_border_value) {
       auto x = laplace::serial_reference(spec, physics, iterations);
       double deviation = 0;
       for (double value : x) deviation = std::max(deviation, std::abs(value - physics.border));
-      EXPECT_TRUE(deviation < previous || deviation < 1e-12) << iterations << " iterations: " << deviation;
+      EXPECT_TRUE(deviation < previous || deviation < 1e-12)
+          << iterations << " iterations: " << deviation;
       previous = deviation;
     }
     EXPECT_LT(previous, 1e-6);

@@ -19,8 +19,8 @@ class announcement_board {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &m_shared);
     MPI_Comm_rank(m_shared, &m_rank);
     MPI_Comm_size(m_shared, &m_size);
-    MPI_Win_allocate_shared(static_cast<MPI_Aint>(sizeof(std::uint64_t) * 64), 1, MPI_INFO_NULL, m_shared,
-                            &m_base, &m_window);
+    MPI_Win_allocate_shared(static_cast<MPI_Aint>(sizeof(std::uint64_t) * 64), 1, MPI_INFO_NULL,
+                            m_shared, &m_base, &m_window);
     for (int peer = 0; peer < m_size; ++peer) {
       MPI_Aint bytes = 0;
       int unit = 0;
@@ -115,7 +115,8 @@ TEST_P(barrier_algorithms, works_on_a_subcommunicator) {
   MPI_Comm_free(&half);
 }
 
-INSTANTIATE_TEST_SUITE_P(all, barrier_algorithms, ::testing::ValuesIn(cachecomm::all_barrier_algorithms()),
+INSTANTIATE_TEST_SUITE_P(all, barrier_algorithms,
+                         ::testing::ValuesIn(cachecomm::all_barrier_algorithms()),
                          [](const auto& info) {
                            std::string name(cachecomm::to_string(info.param));
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -154,7 +155,8 @@ TEST(barrier, override_through_configuration) {
 }
 
 TEST(comm, wait_settings_that_are_not_numbers_are_refused) {
-  // NaN fails every comparison: accepted, it silently turned off the deadline (or the liveness checks).
+  // NaN fails every comparison: accepted, it silently turned off the deadline (or the liveness
+  // checks).
   auto settings = cachecomm::config::from_environment();
   settings.set("CACHECOMM_TIMEOUT", "nan");
   EXPECT_THROW(cachecomm::comm(MPI_COMM_WORLD, settings), cachecomm::invalid_argument);

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
     ::usleep(300000);
     ::raise(SIGKILL);
   }
-  for (int round = 0; round < 1000; ++round) cachecomm::detail::shm_segment next(node, 1 << 20, hooks);
+  for (int round = 0; round < 1000; ++round)
+    cachecomm::detail::shm_segment next(node, 1 << 20, hooks);
   std::printf("rank %d: built segments although node rank 1 died\n", rank);
   MPI_Finalize();
   return 3;

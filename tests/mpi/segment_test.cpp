@@ -1,6 +1,6 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <fcntl.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -52,7 +52,8 @@ void expect_shared_contents(const shm_segment& segment) {
   auto* words = segment.at<int>(0, static_cast<std::size_t>(size));
   words[rank] = rank + 100;
   MPI_Barrier(node_comm());
-  for (int peer = 0; peer < size; ++peer) EXPECT_EQ(words[peer], peer + 100) << "word of node rank " << peer;
+  for (int peer = 0; peer < size; ++peer)
+    EXPECT_EQ(words[peer], peer + 100) << "word of node rank " << peer;
   MPI_Barrier(node_comm());
 }
 
@@ -129,7 +130,8 @@ void build_every_kind_of_segment() {
   }
   cachecomm::comm comm(MPI_COMM_WORLD);
   double value = 1.0;
-  cachecomm::allreduce(comm, cachecomm::in_place, &value, 1, cachecomm::datatype::float64, cachecomm::reduce_op::sum);
+  cachecomm::allreduce(comm, cachecomm::in_place, &value, 1, cachecomm::datatype::float64,
+                       cachecomm::reduce_op::sum);
   EXPECT_EQ(value, static_cast<double>(comm.size()));
   cachecomm::channel channel(comm);
   cachecomm::window window(comm, 4096, sizeof(double));
@@ -156,7 +158,8 @@ TEST(shm_segment, never_has_a_name_in_dev_shm) {
     seen = watch.created_names();
     if (seen.empty()) break;
   }
-  for (const auto& name : seen) ADD_FAILURE() << "/dev/shm/" << name << " appeared while segments were built";
+  for (const auto& name : seen)
+    ADD_FAILURE() << "/dev/shm/" << name << " appeared while segments were built";
 }
 
 TEST(shm_segment, memory_is_a_private_memfd_mapped_as_a_deleted_file) {
@@ -166,7 +169,8 @@ TEST(shm_segment, memory_is_a_private_memfd_mapped_as_a_deleted_file) {
   auto maps = mapped_segments();
   ASSERT_EQ(maps.size(), 1U);
   EXPECT_NE(maps[0].find("/memfd:cachecomm-segment (deleted)"), std::string::npos) << maps[0];
-  EXPECT_NE(maps[0].find("rw-s"), std::string::npos) << "not a shared read-write mapping: " << maps[0];
+  EXPECT_NE(maps[0].find("rw-s"), std::string::npos)
+      << "not a shared read-write mapping: " << maps[0];
   MPI_Barrier(node_comm());
 }
 
@@ -214,7 +218,8 @@ TEST(shm_segment, moved_segments_keep_their_mapping_and_sharing) {
   shm_segment first(node_comm(), 4096);
   void* base = first.data();
   shm_segment second(std::move(first));
-  EXPECT_EQ(first.data(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  EXPECT_EQ(first.data(),
+            nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state is the point
   EXPECT_EQ(first.sharing(), segment_sharing::none);
   EXPECT_EQ(second.data(), base);
   EXPECT_EQ(second.sharing(), segment_sharing::anonymous);
@@ -279,7 +284,8 @@ TEST(shm_segment, access_checks_name_the_problem) {
     (void)segment.at<double>(256);
     FAIL() << "out-of-range access allowed";
   } catch (const cachecomm::invalid_argument& error) {
-    EXPECT_NE(std::string(error.what()).find("outside its 256 bytes"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("outside its 256 bytes"), std::string::npos)
+        << error.what();
   }
   EXPECT_THROW((void)segment.at<double>(4), cachecomm::invalid_argument);  // misaligned
   EXPECT_THROW(shm_segment(node_comm(), 0), cachecomm::invalid_argument);
@@ -288,9 +294,11 @@ TEST(shm_segment, access_checks_name_the_problem) {
 TEST(shm_segment, larger_than_dev_shm_is_an_error_not_a_later_sigbus) {
   struct statvfs info {};
   ASSERT_EQ(::statvfs("/dev/shm", &info), 0);
-  const auto capacity = static_cast<std::size_t>(info.f_blocks) * static_cast<std::size_t>(info.f_frsize);
+  const auto capacity =
+      static_cast<std::size_t>(info.f_blocks) * static_cast<std::size_t>(info.f_frsize);
   if (capacity == 0) GTEST_SKIP() << "/dev/shm has no size limit";
-  // More than /dev/shm can ever hold: the kernel refuses the reservation without allocating anything.
+  // More than /dev/shm can ever hold: the kernel refuses the reservation without allocating
+  // anything.
   try {
     shm_segment segment(node_comm(), capacity + (std::size_t{64} << 20));
     ADD_FAILURE() << "a segment larger than /dev/shm was created; touching it would raise SIGBUS";

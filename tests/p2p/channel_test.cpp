@@ -22,12 +22,20 @@ struct variant {
 const std::vector<variant>& variants() {
   static const std::vector<variant> all{
       {"default", {{"CACHECOMM_P2P_SINGLE_COPY", "off"}}},
-      {"tiny_ring", {{"CACHECOMM_P2P_SLOTS", "4"}, {"CACHECOMM_P2P_CHUNK_BYTES", "256"}, {"CACHECOMM_P2P_SINGLE_COPY", "off"}}},
-      {"single_copy", {{"CACHECOMM_P2P_SINGLE_COPY", "auto"}, {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"},
-                       {"CACHECOMM_P2P_SHARED_COPY_BYTES", "0"}}},
-      {"shared_copy", {{"CACHECOMM_P2P_SINGLE_COPY", "auto"}, {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"},
-                       {"CACHECOMM_P2P_SHARED_COPY_BYTES", "1"}}},
-      {"nontemporal", {{"CACHECOMM_P2P_SINGLE_COPY", "off"}, {"CACHECOMM_P2P_NONTEMPORAL_BYTES", "4096"}}},
+      {"tiny_ring",
+       {{"CACHECOMM_P2P_SLOTS", "4"},
+        {"CACHECOMM_P2P_CHUNK_BYTES", "256"},
+        {"CACHECOMM_P2P_SINGLE_COPY", "off"}}},
+      {"single_copy",
+       {{"CACHECOMM_P2P_SINGLE_COPY", "auto"},
+        {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"},
+        {"CACHECOMM_P2P_SHARED_COPY_BYTES", "0"}}},
+      {"shared_copy",
+       {{"CACHECOMM_P2P_SINGLE_COPY", "auto"},
+        {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"},
+        {"CACHECOMM_P2P_SHARED_COPY_BYTES", "1"}}},
+      {"nontemporal",
+       {{"CACHECOMM_P2P_SINGLE_COPY", "off"}, {"CACHECOMM_P2P_NONTEMPORAL_BYTES", "4096"}}},
   };
   return all;
 }
@@ -38,20 +46,25 @@ cachecomm::config settings_of(const variant& entry) {
   return settings;
 }
 
-std::uint8_t pattern(int source, int destination, std::size_t size, int message, std::size_t index) {
-  return static_cast<std::uint8_t>(source * 131 + destination * 31 + size * 7 + message * 13 + index * 5 + (index >> 8));
+std::uint8_t pattern(int source, int destination, std::size_t size, int message,
+                     std::size_t index) {
+  return static_cast<std::uint8_t>(source * 131 + destination * 31 + size * 7 + message * 13 +
+                                   index * 5 + (index >> 8));
 }
 
 std::vector<std::uint8_t> filled(int source, int destination, std::size_t size, int message) {
   std::vector<std::uint8_t> data(size);
-  for (std::size_t index = 0; index < size; ++index) data[index] = pattern(source, destination, size, message, index);
+  for (std::size_t index = 0; index < size; ++index)
+    data[index] = pattern(source, destination, size, message, index);
   return data;
 }
 
 // Index of the first wrong byte, or -1.
-long first_mismatch(const std::vector<std::uint8_t>& data, int source, int destination, std::size_t size, int message) {
+long first_mismatch(const std::vector<std::uint8_t>& data, int source, int destination,
+                    std::size_t size, int message) {
   for (std::size_t index = 0; index < size; ++index) {
-    if (data[index] != pattern(source, destination, size, message, index)) return static_cast<long>(index);
+    if (data[index] != pattern(source, destination, size, message, index))
+      return static_cast<long>(index);
   }
   return -1;
 }
@@ -59,7 +72,8 @@ long first_mismatch(const std::vector<std::uint8_t>& data, int source, int desti
 class channel_test : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    m_comm = std::make_unique<cachecomm::comm>(MPI_COMM_WORLD, settings_of(variants()[static_cast<std::size_t>(GetParam())]));
+    m_comm = std::make_unique<cachecomm::comm>(
+        MPI_COMM_WORLD, settings_of(variants()[static_cast<std::size_t>(GetParam())]));
     m_channel = std::make_unique<cachecomm::channel>(*m_comm);
   }
   void TearDown() override {
@@ -71,8 +85,22 @@ class channel_test : public ::testing::TestWithParam<int> {
     std::size_t inline_limit = m_channel->inline_limit();
     std::size_t chunk = m_channel->chunk_bytes();
     std::size_t ring = chunk * m_channel->ring_slots();
-    std::vector<std::size_t> all{0, 1, inline_limit - 1, inline_limit, inline_limit + 1, 1000, 1023, 1024, 1025,
-                                 chunk - 1, chunk, chunk + 1, ring - 1, ring, ring + 1, 2 * ring + 77};
+    std::vector<std::size_t> all{0,
+                                 1,
+                                 inline_limit - 1,
+                                 inline_limit,
+                                 inline_limit + 1,
+                                 1000,
+                                 1023,
+                                 1024,
+                                 1025,
+                                 chunk - 1,
+                                 chunk,
+                                 chunk + 1,
+                                 ring - 1,
+                                 ring,
+                                 ring + 1,
+                                 2 * ring + 77};
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
     return all;
@@ -81,8 +109,9 @@ class channel_test : public ::testing::TestWithParam<int> {
   std::unique_ptr<cachecomm::channel> m_channel;
 };
 
-INSTANTIATE_TEST_SUITE_P(geometries, channel_test, ::testing::Range(0, 5),
-                         [](const auto& info) { return std::string(variants()[static_cast<std::size_t>(info.param)].name); });
+INSTANTIATE_TEST_SUITE_P(geometries, channel_test, ::testing::Range(0, 5), [](const auto& info) {
+  return std::string(variants()[static_cast<std::size_t>(info.param)].name);
+});
 
 TEST_P(channel_test, every_pair_every_size_intact) {
   const int rank = m_channel->rank();
@@ -94,7 +123,8 @@ TEST_P(channel_test, every_pair_every_size_intact) {
     for (int peer = 0; peer < size; ++peer) {
       if (peer == rank) continue;
       incoming[static_cast<std::size_t>(peer)].assign(bytes + 8, 0xEE);
-      requests.push_back(m_channel->irecv(incoming[static_cast<std::size_t>(peer)].data(), bytes + 8, peer, 7));
+      requests.push_back(
+          m_channel->irecv(incoming[static_cast<std::size_t>(peer)].data(), bytes + 8, peer, 7));
     }
     for (int peer = 0; peer < size; ++peer) {
       if (peer == rank) continue;
@@ -107,7 +137,8 @@ TEST_P(channel_test, every_pair_every_size_intact) {
       if (peer == rank) continue;
       EXPECT_EQ(requests[index++].bytes(), bytes) << "message size from rank " << peer;
       auto& data = incoming[static_cast<std::size_t>(peer)];
-      EXPECT_EQ(first_mismatch(data, peer, rank, bytes, 0), -1) << bytes << " bytes from rank " << peer;
+      EXPECT_EQ(first_mismatch(data, peer, rank, bytes, 0), -1)
+          << bytes << " bytes from rank " << peer;
       EXPECT_EQ(data[bytes], 0xEE) << "wrote past the message of " << bytes << " bytes";
     }
   }
@@ -135,7 +166,8 @@ TEST_P(channel_test, blocking_ring_exchange_by_size) {
 
 TEST_P(channel_test, order_per_pair_and_tag) {
   // Every rank sends 60 messages to every peer, tags cycling 1,2,3; the receiver takes tag 3 first,
-  // then tag 1, then tag 2, so earlier messages wait as unexpected. Each tag's stream stays in order.
+  // then tag 1, then tag 2, so earlier messages wait as unexpected. Each tag's stream stays in
+  // order.
   const int rank = m_channel->rank();
   const int size = m_channel->size();
   constexpr int messages = 60;
@@ -156,8 +188,10 @@ TEST_P(channel_test, order_per_pair_and_tag) {
       for (int message = tag - 1; message < messages; message += 3) {
         std::size_t bytes = message % 7 == 0 ? large : 8 + static_cast<std::size_t>(message);
         std::vector<std::uint8_t> data(large);
-        ASSERT_EQ(m_channel->recv(data.data(), large, peer, tag), bytes) << "message " << message << " tag " << tag;
-        EXPECT_EQ(first_mismatch(data, peer, rank, bytes, message), -1) << "message " << message << " from " << peer;
+        ASSERT_EQ(m_channel->recv(data.data(), large, peer, tag), bytes)
+            << "message " << message << " tag " << tag;
+        EXPECT_EQ(first_mismatch(data, peer, rank, bytes, message), -1)
+            << "message " << message << " from " << peer;
       }
     }
   }
@@ -171,7 +205,9 @@ TEST_P(channel_test, any_tag_takes_the_next_message) {
   const int previous = (rank + size - 1) % size;
   std::vector<int> values{10, 20, 30};
   std::vector<cachecomm::request> sends;
-  for (int index = 0; index < 3; ++index) sends.push_back(m_channel->isend(&values[static_cast<std::size_t>(index)], sizeof(int), next, 5 + index));
+  for (int index = 0; index < 3; ++index)
+    sends.push_back(
+        m_channel->isend(&values[static_cast<std::size_t>(index)], sizeof(int), next, 5 + index));
   for (int index = 0; index < 3; ++index) {
     int value = 0;
     m_channel->recv(&value, sizeof value, previous, cachecomm::any_tag);
@@ -232,7 +268,8 @@ TEST_P(channel_test, sender_first_and_receiver_first) {
       }
       send.wait();
       EXPECT_FALSE(receive.active());
-      EXPECT_EQ(first_mismatch(incoming, previous, rank, bytes, 2), -1) << bytes << (sender_first ? " sender first" : " receiver first");
+      EXPECT_EQ(first_mismatch(incoming, previous, rank, bytes, 2), -1)
+          << bytes << (sender_first ? " sender first" : " receiver first");
     }
   }
 }
@@ -240,22 +277,27 @@ TEST_P(channel_test, sender_first_and_receiver_first) {
 TEST_P(channel_test, small_messages_through_mailbox_and_ring_stay_in_order) {
   // Small messages take the pair's mailbox line when the peer has sent something since and took the
   // previous one, the ring otherwise; sizes around the inline limit and a receiver lagging by a
-  // varying number of messages make the two places interleave (at 2 ranks, where next = previous). The receiver must still see every message once, in order.
+  // varying number of messages make the two places interleave (at 2 ranks, where next = previous).
+  // The receiver must still see every message once, in order.
   const int rank = m_channel->rank();
   const int size = m_channel->size();
   const int next = (rank + 1) % size;
   const int previous = (rank + size - 1) % size;
   constexpr int messages = 3000;
   const std::size_t limit = m_channel->inline_limit();
-  auto bytes_of = [&](int message) { return static_cast<std::size_t>(message % static_cast<int>(limit + 4)); };
+  auto bytes_of = [&](int message) {
+    return static_cast<std::size_t>(message % static_cast<int>(limit + 4));
+  };
   std::vector<std::uint8_t> incoming(limit + 4);
   int received = 0;
   auto receive_one = [&] {
     const int message = received++;
-    ASSERT_EQ(m_channel->recv(incoming.data(), incoming.size(), previous, 1 + message % 2), bytes_of(message))
+    ASSERT_EQ(m_channel->recv(incoming.data(), incoming.size(), previous, 1 + message % 2),
+              bytes_of(message))
         << "message " << message;
     incoming.resize(bytes_of(message));
-    EXPECT_EQ(first_mismatch(incoming, previous, rank, bytes_of(message), message), -1) << "message " << message;
+    EXPECT_EQ(first_mismatch(incoming, previous, rank, bytes_of(message), message), -1)
+        << "message " << message;
     incoming.resize(limit + 4);
   };
   for (int message = 0; message < messages; ++message) {
@@ -279,7 +321,8 @@ TEST_P(channel_test, truncation_is_an_error_and_the_stream_goes_on) {
   auto first = m_channel->isend(large.data(), large.size(), next, 4);
   auto second = m_channel->isend(&after, sizeof after, next, 4);
   std::vector<std::uint8_t> small(100);
-  EXPECT_THROW(m_channel->recv(small.data(), small.size(), previous, 4), cachecomm::invalid_argument);
+  EXPECT_THROW(m_channel->recv(small.data(), small.size(), previous, 4),
+               cachecomm::invalid_argument);
   int value = 0;
   EXPECT_EQ(m_channel->recv(&value, sizeof value, previous, 4), sizeof value);
   EXPECT_EQ(value, 42);
@@ -294,9 +337,7 @@ TEST_P(channel_test, abandoned_request_is_reported_and_cancelled) {
   const int next = (rank + 1) % size;
   int never = 0;
   ::testing::internal::CaptureStderr();
-  {
-    cachecomm::request forgotten = m_channel->irecv(&never, sizeof never, previous, 77);
-  }
+  { cachecomm::request forgotten = m_channel->irecv(&never, sizeof never, previous, 77); }
   std::string reported = ::testing::internal::GetCapturedStderr();
   MPI_Barrier(MPI_COMM_WORLD);  // no rank sends tag 77 before every rank has dropped its receive
   EXPECT_EQ(m_channel->abandoned_requests(), 1U);

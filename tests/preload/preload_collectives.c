@@ -1,6 +1,6 @@
-/* Plain MPI program: collectives on MPI_COMM_WORLD and on derived communicators (dup, split, create),
- * with MPI_IN_PLACE, several roots and predefined types and operations. Rank 0 prints a digest of
- * every result, so the output is the same with and without the preload library. */
+/* Plain MPI program: collectives on MPI_COMM_WORLD and on derived communicators (dup, split,
+ * create), with MPI_IN_PLACE, several roots and predefined types and operations. Rank 0 prints a
+ * digest of every result, so the output is the same with and without the preload library. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,7 +61,9 @@ static void exercise(MPI_Comm comm, int iterations) {
     MPI_Allreduce(values, sums, n, MPI_DOUBLE, MPI_SUM, comm);
     MPI_Allreduce(values, mins, n, MPI_DOUBLE, MPI_MIN, comm);
     MPI_Allreduce(values, maxs, n, MPI_DOUBLE, MPI_MAX, comm);
-    mix(sums, sizeof sums); mix(mins, sizeof mins); mix(maxs, sizeof maxs);
+    mix(sums, sizeof sums);
+    mix(mins, sizeof mins);
+    mix(maxs, sizeof maxs);
 
     long long counters[4] = {rank, 1, (long long)rank * rank, it};
     MPI_Allreduce(MPI_IN_PLACE, counters, 4, MPI_LONG_LONG, MPI_SUM, comm);
@@ -71,13 +73,17 @@ static void exercise(MPI_Comm comm, int iterations) {
     MPI_Allreduce(&bits, &bor, 1, MPI_UNSIGNED, MPI_BOR, comm);
     MPI_Allreduce(&bits, &band, 1, MPI_UNSIGNED, MPI_BAND, comm);
     MPI_Allreduce(&bits, &bxor, 1, MPI_UNSIGNED, MPI_BXOR, comm);
-    mix(&bor, sizeof bor); mix(&band, sizeof band); mix(&bxor, sizeof bxor);
+    mix(&bor, sizeof bor);
+    mix(&band, sizeof band);
+    mix(&bxor, sizeof bxor);
 
     int flag = rank % 2, land = 0, lor = 0, lxor = 0;
     MPI_Allreduce(&flag, &land, 1, MPI_INT, MPI_LAND, comm);
     MPI_Allreduce(&flag, &lor, 1, MPI_INT, MPI_LOR, comm);
     MPI_Allreduce(&flag, &lxor, 1, MPI_INT, MPI_LXOR, comm);
-    mix(&land, sizeof land); mix(&lor, sizeof lor); mix(&lxor, sizeof lxor);
+    mix(&land, sizeof land);
+    mix(&lor, sizeof lor);
+    mix(&lxor, sizeof lxor);
 
     float small[3] = {(float)rank + 1, 2.0f, 0.5f}, product[3];
     MPI_Allreduce(small, product, 3, MPI_FLOAT, MPI_PROD, comm);
@@ -102,7 +108,9 @@ static void exercise(MPI_Comm comm, int iterations) {
     MPI_Allgather(mine, 3, MPI_INT, gathered, 3, MPI_INT, comm);
     mix(gathered, sizeof(int) * 3 * (size_t)size);
     for (int i = 0; i < 3 * size; ++i) gathered[i] = -1;
-    gathered[3 * rank] = rank + 100; gathered[3 * rank + 1] = it; gathered[3 * rank + 2] = -rank;
+    gathered[3 * rank] = rank + 100;
+    gathered[3 * rank + 1] = it;
+    gathered[3 * rank + 2] = -rank;
     MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered, 3, MPI_INT, comm);
     mix(gathered, sizeof(int) * 3 * (size_t)size);
     /* Same bytes, different (matching) type descriptions: 3 ints sent as 12 bytes. */

@@ -1,7 +1,8 @@
 /* Plain MPI program: errors under MPI_ERRORS_RETURN come back as error codes.
  *   (no argument)  invalid roots: the same error classes with and without the preload library.
  *   cachecomm-failure: run with the preload library and a setting that makes building cachecomm's
- *                  state fail; the failure must come back from MPI_Barrier as an MPI error class. */
+ *                  state fail; the failure must come back from MPI_Barrier as an MPI error class.
+ */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,9 +48,11 @@ int main(int argc, char** argv) {
       int good_code = MPI_Allreduce(&value, &sum, 1, MPI_INT, MPI_SUM, comm);
       int barrier_code = MPI_Barrier(comm);
       if (rank == 0) {
-        printf("round %d: bcast root %d -> %s; reduce root -7 -> %s; allreduce -> %s (%d); barrier -> %s\n", round,
-               size + 3, class_name(code), class_name(reduce_code), class_name(good_code), sum,
-               class_name(barrier_code));
+        printf(
+            "round %d: bcast root %d -> %s; reduce root -7 -> %s; allreduce -> %s (%d); barrier -> "
+            "%s\n",
+            round, size + 3, class_name(code), class_name(reduce_code), class_name(good_code), sum,
+            class_name(barrier_code));
       }
     }
   }

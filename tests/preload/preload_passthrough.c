@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-  for (int round = 0; round < 6; ++round) {  /* past the warm-up, so cachecomm state exists */
+  for (int round = 0; round < 6; ++round) { /* past the warm-up, so cachecomm state exists */
     /* Derived datatype: every other int of 8 (a vector), broadcast from the last rank. */
     MPI_Datatype strided;
     MPI_Type_vector(4, 1, 2, MPI_INT, &strided);
@@ -82,7 +82,10 @@ int main(int argc, char** argv) {
     MPI_Op_free(&user_sum);
 
     /* Predefined operation cachecomm does not do, on a pair type. */
-    struct { int value; int rank; } pair = {(rank * 7 + round) % 5, rank}, best;
+    struct {
+      int value;
+      int rank;
+    } pair = {(rank * 7 + round) % 5, rank}, best;
     MPI_Allreduce(&pair, &best, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
     if (rank == 0) printf("allreduce-maxloc: %d at %d\n", best.value, best.rank);
 

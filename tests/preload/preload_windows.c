@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
 
   long long* base = NULL;
   MPI_Win win;
-  MPI_Win_allocate((MPI_Aint)(slots * sizeof(long long)), (int)sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                   &base, &win);
+  MPI_Win_allocate((MPI_Aint)(slots * sizeof(long long)), (int)sizeof(long long), MPI_INFO_NULL,
+                   MPI_COMM_WORLD, &base, &win);
   for (int i = 0; i < slots; ++i) base[i] = 0;
   MPI_Barrier(MPI_COMM_WORLD);
 

@@ -20,8 +20,8 @@ using cachecomm::reduce_op;
 using ::testing::HasSubstr;
 
 std::uint64_t pattern(int round, int origin, int element) {
-  return (static_cast<std::uint64_t>(round + 1) << 40) | (static_cast<std::uint64_t>(origin) << 20) |
-         static_cast<std::uint64_t>(element);
+  return (static_cast<std::uint64_t>(round + 1) << 40) |
+         (static_cast<std::uint64_t>(origin) << 20) | static_cast<std::uint64_t>(element);
 }
 
 cachecomm::config quick_timeout() {
@@ -58,11 +58,13 @@ TEST(window, fence_put_and_get_ring) {
     win.fence();
     const int left = ((me - 1 - round) % p + p) % p;
     auto local = win.local_as<std::uint64_t>();
-    for (int i = 0; i < elements; ++i) ASSERT_EQ(local[static_cast<std::size_t>(i)], pattern(round, left, i));
+    for (int i = 0; i < elements; ++i)
+      ASSERT_EQ(local[static_cast<std::size_t>(i)], pattern(round, left, i));
     // Read back what this rank wrote, with get, in the next fence epoch.
     std::vector<std::uint64_t> back(10);
     win.get(std::span<std::uint64_t>(back), right, 5);
-    for (int i = 0; i < 10; ++i) ASSERT_EQ(back[static_cast<std::size_t>(i)], pattern(round, me, i + 5));
+    for (int i = 0; i < 10; ++i)
+      ASSERT_EQ(back[static_cast<std::size_t>(i)], pattern(round, me, i + 5));
   }
   win.fence(fence_flag::last);
 }
@@ -75,7 +77,8 @@ TEST(window, consecutive_epochs_with_changing_groups) {
   const int me = comm.rank();
   if (p < 2) GTEST_SKIP() << "needs two ranks";
   constexpr int elements = 16;
-  cachecomm::window win(comm, static_cast<std::size_t>(p * elements) * sizeof(std::uint64_t), sizeof(std::uint64_t));
+  cachecomm::window win(comm, static_cast<std::size_t>(p * elements) * sizeof(std::uint64_t),
+                        sizeof(std::uint64_t));
   for (int round = 0; round < 12; ++round) {
     const int reach = 1 + round % (p - 1);
     cachecomm::rank_group targets;
@@ -88,8 +91,10 @@ TEST(window, consecutive_epochs_with_changing_groups) {
     win.start(targets);
     std::vector<std::uint64_t> values(elements);
     for (int target : targets) {
-      for (int i = 0; i < elements; ++i) values[static_cast<std::size_t>(i)] = pattern(round, me, i);
-      win.put(std::span<const std::uint64_t>(values), target, static_cast<std::size_t>(me * elements));
+      for (int i = 0; i < elements; ++i)
+        values[static_cast<std::size_t>(i)] = pattern(round, me, i);
+      win.put(std::span<const std::uint64_t>(values), target,
+              static_cast<std::size_t>(me * elements));
     }
     win.complete();
     if (round % 2 == 0) {
@@ -135,14 +140,15 @@ TEST(window, data_visible_after_wait_not_announced_before_complete) {
       EXPECT_FALSE(win.test()) << "test() returned true before the origin's complete()";
       MPI_Send(&token, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
       win.wait();
-      for (std::uint64_t value : win.local_as<std::uint64_t>()) ASSERT_EQ(value, pattern(round, 0, 2));
+      for (std::uint64_t value : win.local_as<std::uint64_t>())
+        ASSERT_EQ(value, pattern(round, 0, 2));
     }
   }
 }
 
 template <typename T>
-void accumulate_from_everyone(cachecomm::comm& comm, reduce_op op, T contribution, T expected_per_rank_sum,
-                              bool use_pscw) {
+void accumulate_from_everyone(cachecomm::comm& comm, reduce_op op, T contribution,
+                              T expected_per_rank_sum, bool use_pscw) {
   constexpr int elements = 64;
   constexpr int repeats = 20;
   const int p = comm.size();
@@ -168,7 +174,8 @@ void accumulate_from_everyone(cachecomm::comm& comm, reduce_op op, T contributio
     win.fence(fence_flag::last);
   }
   if (comm.rank() == 0) {
-    for (T value : win.local_as<T>()) ASSERT_EQ(value, expected_per_rank_sum * static_cast<T>(repeats * p));
+    for (T value : win.local_as<T>())
+      ASSERT_EQ(value, expected_per_rank_sum * static_cast<T>(repeats * p));
   }
 }
 
@@ -180,8 +187,10 @@ TEST(window, accumulate_from_all_ranks_at_once_sums) {
     accumulate_from_everyone<std::uint8_t>(comm, reduce_op::sum, 1, 1, pscw);
     accumulate_from_everyone<double>(comm, reduce_op::sum, 0.5, 0.5, pscw);
     accumulate_from_everyone<float>(comm, reduce_op::sum, 2.0F, 2.0F, pscw);
-    accumulate_from_everyone<std::complex<float>>(comm, reduce_op::sum, {1.0F, -1.0F}, {1.0F, -1.0F}, pscw);
-    accumulate_from_everyone<std::complex<double>>(comm, reduce_op::sum, {0.25, 2.0}, {0.25, 2.0}, pscw);
+    accumulate_from_everyone<std::complex<float>>(comm, reduce_op::sum, {1.0F, -1.0F},
+                                                  {1.0F, -1.0F}, pscw);
+    accumulate_from_everyone<std::complex<double>>(comm, reduce_op::sum, {0.25, 2.0}, {0.25, 2.0},
+                                                   pscw);
   }
 }
 
@@ -195,13 +204,15 @@ TEST(window, accumulate_max_and_replace) {
   if (comm.rank() == 0) {
     for (auto value : win.local_as<std::int32_t>()) ASSERT_EQ(value, (comm.size() - 1) * 10 - 5);
   }
-  if (comm.rank() == comm.size() - 1) win.accumulate(std::span<const std::int32_t>(mine).first(1), reduce_op::replace, 0, 3);
+  if (comm.rank() == comm.size() - 1)
+    win.accumulate(std::span<const std::int32_t>(mine).first(1), reduce_op::replace, 0, 3);
   win.fence(fence_flag::last);
   if (comm.rank() == 0) {
     EXPECT_EQ(win.local_as<std::int32_t>()[3], (comm.size() - 1) * 10 - 5);
   }
-  EXPECT_THROW(win.accumulate(mine.data(), 1, cachecomm::datatype::float32, reduce_op::bitwise_or, 0, 0),
-               cachecomm::unsupported_error);
+  EXPECT_THROW(
+      win.accumulate(mine.data(), 1, cachecomm::datatype::float32, reduce_op::bitwise_or, 0, 0),
+      cachecomm::unsupported_error);
 }
 
 // Each target fills its own region before posting; each origin reads its target's region with get.
@@ -222,13 +233,15 @@ TEST(window, get_in_pscw_epoch_reads_the_posted_data) {
     win.get(std::span<std::uint64_t>(read), target, 0);
     win.complete();
     win.wait();
-    for (int i = 0; i < elements; ++i) ASSERT_EQ(read[static_cast<std::size_t>(i)], pattern(round, target, i));
+    for (int i = 0; i < elements; ++i)
+      ASSERT_EQ(read[static_cast<std::size_t>(i)], pattern(round, target, i));
   }
 }
 
 TEST(window, misaligned_accumulate_is_refused) {
   cachecomm::comm comm;
-  if (comm.topology().node_count != 1) GTEST_SKIP() << "MPI's accumulate handles any alignment across nodes";
+  if (comm.topology().node_count != 1)
+    GTEST_SKIP() << "MPI's accumulate handles any alignment across nodes";
   cachecomm::window win(comm, 64, 1);
   std::int64_t one = 1;
   win.fence();

@@ -12,7 +12,8 @@
 namespace cachecomm::testing {
 
 bool names_a_segment(const std::string& text) {
-  return text.find("/dev/shm/cachecomm-") != std::string::npos || text.find("/memfd:cachecomm-") != std::string::npos;
+  return text.find("/dev/shm/cachecomm-") != std::string::npos ||
+         text.find("/memfd:cachecomm-") != std::string::npos;
 }
 
 std::set<std::string> cachecomm_segments() {

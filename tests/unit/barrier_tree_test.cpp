@@ -19,7 +19,8 @@ void check_consistent(barrier_algorithm algorithm, int size, int degree) {
     for (int child : tree.gather_children) {
       ASSERT_GT(child, 0);
       ASSERT_LT(child, size);
-      ASSERT_EQ(gathered_by[static_cast<std::size_t>(child)], -1) << "two gather parents for " << child;
+      ASSERT_EQ(gathered_by[static_cast<std::size_t>(child)], -1)
+          << "two gather parents for " << child;
       gathered_by[static_cast<std::size_t>(child)] = rank;
     }
     for (int child : tree.release_children) {

@@ -20,7 +20,8 @@ TEST(segment_layout, slots_start_on_their_own_cache_lines) {
 TEST(segment_layout, slot_array_strides_by_padded_lines) {
   alignas(64) static std::byte area[64 * 4] = {};
   slot_array<padded_flag> flags(area, 4);
-  EXPECT_EQ(reinterpret_cast<std::byte*>(&flags[3]) - reinterpret_cast<std::byte*>(&flags[0]), 3 * 64);
+  EXPECT_EQ(reinterpret_cast<std::byte*>(&flags[3]) - reinterpret_cast<std::byte*>(&flags[0]),
+            3 * 64);
   EXPECT_THROW((slot_array<padded_flag>(area + 8, 2)), cachecomm::invalid_argument);
 }
 
@@ -36,6 +37,6 @@ TEST(sequence_numbers, compare_across_wraparound) {
   EXPECT_TRUE(sequence_reached(5, 5));
   EXPECT_TRUE(sequence_reached(6, 5));
   EXPECT_FALSE(sequence_reached(4, 5));
-  EXPECT_TRUE(sequence_reached(2, 0xFFFFFFF0U));   // wrapped past the target
+  EXPECT_TRUE(sequence_reached(2, 0xFFFFFFF0U));  // wrapped past the target
   EXPECT_FALSE(sequence_reached(0xFFFFFFF0U, 2));
 }

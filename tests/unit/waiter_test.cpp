@@ -87,7 +87,8 @@ TEST(waiter, a_live_peer_that_never_arrives_hits_the_deadline) {
     FAIL() << "no deadline";
   } catch (const cachecomm::peer_failure& failure) {
     EXPECT_EQ(failure.peer_rank(), 1);
-    EXPECT_NE(std::string(failure.what()).find("waited more than"), std::string::npos) << failure.what();
+    EXPECT_NE(std::string(failure.what()).find("waited more than"), std::string::npos)
+        << failure.what();
   }
 }
 
