@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 MPIRUN := mpirun --oversubscribe
 OUT ?= out
 
-.PHONY: all setup build demo test test-mpich test-sanitize ci format tidy clean
+.PHONY: all setup build demo test test-mpich test-sanitize ci format format-check tidy clean
 
 all: build
 
@@ -38,11 +38,19 @@ test-sanitize: setup
 	cmake --build --preset debug-sanitize -j $(JOBS)
 	cd build/debug-sanitize && ASAN_OPTIONS=detect_leaks=0 ctest -j $(JOBS) --output-on-failure --timeout 900
 
+SOURCES = $$(git ls-files '*.cpp' '*.hpp' '*.c' '*.h')
+
 format:
-	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+	clang-format -i $(SOURCES)
+
+# CI: fails when a file is not formatted (.clang-format) or clang-tidy (.clang-tidy) warns on src/.
+format-check:
+	clang-format --dry-run --Werror $(SOURCES)
 
 tidy: build
-	run-clang-tidy -quiet -p build/release $$(git ls-files 'src/*.cpp') 2>/dev/null | grep -E "warning|error" || true
+	@warnings=$$(run-clang-tidy -quiet -p build/release $$(git ls-files 'src/*.cpp') 2>&1 \
+	  | sed 's/\x1b\[[0-9;]*m//g' | grep -E "(warning|error):" | sort -u); \
+	if [ -n "$$warnings" ]; then echo "$$warnings"; exit 1; fi; echo "clang-tidy: no warnings in src/"
 
 clean:
 	rm -rf build out

@@ -47,10 +47,9 @@ class comm_cache_impl {
     }
     const int size = m_impl->size();
     m_window_sizes.resize(static_cast<std::size_t>(size));
-    unsigned long long mine = window_bytes;
-    static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
-    CACHECOMM_MPI(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, m_window_sizes.data(), 1,
-                                MPI_UNSIGNED_LONG_LONG, m_impl->world()));
+    std::uint64_t mine = window_bytes;
+    CACHECOMM_MPI(MPI_Allgather(&mine, 1, MPI_UINT64_T, m_window_sizes.data(), 1, MPI_UINT64_T,
+                                m_impl->world()));
     map_windows();
     std::vector<line_sink*> sink_of_target(static_cast<std::size_t>(size), nullptr);
     std::vector<std::byte*> node_windows(static_cast<std::size_t>(size), nullptr);

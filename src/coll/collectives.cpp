@@ -154,7 +154,7 @@ void check_call(comm& c, detail::coll_engine& engine, const call_signature& call
     return;
   }
   // Max of (v, -v) gives every rank the largest and smallest value of each field at once.
-  constexpr int fields = 6;
+  constexpr std::size_t fields = 6;
   const std::array<long long, fields> values = {
       static_cast<long long>(call.kind),
       static_cast<long long>(call.count),
@@ -163,13 +163,13 @@ void check_call(comm& c, detail::coll_engine& engine, const call_signature& call
       call.kind == operation_kind::broadcast || call.kind == operation_kind::reduce ? call.root : 0,
       problem.empty() ? 0 : 1};
   std::array<long long, 2 * fields> local{};
-  for (int i = 0; i < fields; ++i) {
-    local[static_cast<std::size_t>(i)] = values[static_cast<std::size_t>(i)];
-    local[static_cast<std::size_t>(fields + i)] = -values[static_cast<std::size_t>(i)];
+  for (std::size_t i = 0; i < fields; ++i) {
+    local[i] = values[i];
+    local[fields + i] = -values[i];
   }
   std::array<long long, 2 * fields> global{};
-  CACHECOMM_MPI(
-      MPI_Allreduce(local.data(), global.data(), 2 * fields, MPI_LONG_LONG, MPI_MAX, c.mpi_comm()));
+  CACHECOMM_MPI(MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()),
+                              MPI_LONG_LONG, MPI_MAX, c.mpi_comm()));
   if (!problem.empty()) throw_problem();
   if (global[fields - 1] != 0) {
     throw invalid_argument(std::string("cachecomm: ") + name_of(call.kind) +
@@ -177,14 +177,14 @@ void check_call(comm& c, detail::coll_engine& engine, const call_signature& call
   }
   static const char* const names[fields] = {"operation", "count", "datatype",
                                             "reduction", "root",  ""};
-  for (int i = 0; i < fields - 1; ++i) {
-    const long long largest = global[static_cast<std::size_t>(i)];
-    const long long smallest = -global[static_cast<std::size_t>(fields + i)];
+  for (std::size_t i = 0; i + 1 < fields; ++i) {
+    const long long largest = global[i];
+    const long long smallest = -global[fields + i];
     if (largest != smallest) {
-      throw usage_error(
-          std::string("cachecomm: ") + name_of(call.kind) + ": ranks disagree on the " + names[i] +
-          " (values from " + std::to_string(smallest) + " to " + std::to_string(largest) +
-          "; this rank passed " + std::to_string(values[static_cast<std::size_t>(i)]) + ")");
+      throw usage_error(std::string("cachecomm: ") + name_of(call.kind) +
+                        ": ranks disagree on the " + names[i] + " (values from " +
+                        std::to_string(smallest) + " to " + std::to_string(largest) +
+                        "; this rank passed " + std::to_string(values[i]) + ")");
     }
   }
 }

@@ -193,7 +193,7 @@ field_layout::field_layout(const index3& local_size, const std::array<int, grid_
     : m_ghost(ghost), m_kind(layout) {
   std::array<std::size_t, grid_max_dims> extent{};
   for (int d = 0; d < grid_max_dims; ++d)
-    extent[d] = static_cast<std::size_t>(local_size[d] + 2 * ghost[d]);
+    extent[d] = static_cast<std::size_t>(local_size[d]) + 2 * static_cast<std::size_t>(ghost[d]);
   if (layout == grid_layout::row_major) {
     std::size_t stride = 1;
     for (int d = grid_max_dims - 1; d >= 0; --d) {
@@ -239,8 +239,8 @@ std::array<int, grid_max_dims> tile_of(const decomposition& decomp) {
   for (int d = 0; d < decomp.dims(); ++d) {
     if (tile[static_cast<std::size_t>(d)] < 1)
       throw invalid_argument("cachecomm::grid: tile extents must be at least 1");
-    result[static_cast<std::size_t>(grid_max_dims - decomp.dims() + d)] =
-        tile[static_cast<std::size_t>(d)];
+    result[static_cast<std::size_t>(grid_max_dims) - static_cast<std::size_t>(decomp.dims()) +
+           static_cast<std::size_t>(d)] = tile[static_cast<std::size_t>(d)];
   }
   return result;
 }

@@ -177,6 +177,7 @@ void run_model_ranks(int ranks, const std::function<void(grid_transport&)>& body
   coordinator hub(ranks);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(ranks));
   for (int rank = 0; rank < ranks; ++rank) {
     threads.emplace_back([&, rank] {
       try {

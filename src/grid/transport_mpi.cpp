@@ -77,6 +77,7 @@ class shm_field_memory final : public field_memory {
     const std::size_t flags_offset = layout.reserve_slots(
         flag_count * static_cast<std::size_t>(m_node_size), sizeof(detail::padded_flag));
     std::vector<std::size_t> offsets;
+    offsets.reserve(sizes.size());
     for (auto size : sizes) offsets.push_back(layout.reserve(size, 4096));
     m_segment = detail::shm_segment(node, layout.size());
     m_flags = detail::slot_array<detail::padded_flag>(

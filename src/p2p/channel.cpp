@@ -363,7 +363,7 @@ void channel_impl::finish_arrival(peer_link& link) {
 }
 
 namespace {
-constexpr std::size_t shared_copy_piece = 256 * 1024;
+constexpr std::size_t shared_copy_piece = std::size_t{256} * 1024;
 
 void copy_across(pid_t peer, bool write_to_peer, std::byte* local, std::uint64_t remote,
                  std::size_t bytes, int peer_rank) {

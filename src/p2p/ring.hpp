@@ -95,7 +95,8 @@ class ring_view {
   ring_view() = default;
   /// `pair_base` is the pair's memory; `direction` is 0 for low → high and 1 for high → low.
   ring_view(std::byte* pair_base, int direction, std::uint32_t slots, std::size_t chunk)
-      : m_consumed(reinterpret_cast<padded_flag*>(pair_base + (4 * direction) * cache_line_size)),
+      : m_consumed(reinterpret_cast<padded_flag*>(
+            pair_base + 4 * static_cast<std::size_t>(direction) * cache_line_size)),
         m_copied(reinterpret_cast<padded_flag*>(pair_base + (4 * direction + 1) * cache_line_size)),
         m_claim(
             reinterpret_cast<shared_copy_line*>(pair_base + (4 * direction + 2) * cache_line_size)),

@@ -83,7 +83,7 @@ int delete_state(MPI_Comm comm, int /*keyval*/, void* attribute, void* /*extra*/
   return MPI_SUCCESS;
 }
 
-int error_class_of(std::exception_ptr failure) {
+int error_class_of(const std::exception_ptr& failure) {
   try {
     std::rethrow_exception(failure);
   } catch (const cachecomm::mpi_error& e) {
@@ -105,7 +105,7 @@ int error_class_of(std::exception_ptr failure) {
   }
 }
 
-std::string message_of(std::exception_ptr failure) {
+std::string message_of(const std::exception_ptr& failure) {
   try {
     std::rethrow_exception(failure);
   } catch (const std::exception& e) {

@@ -134,9 +134,9 @@ void accumulate_elements(std::byte* target, const std::byte* origin, std::size_t
                          waiter& wait) {
   switch (type) {
     case datatype::int8: return accumulate_cas<std::int8_t>(target, origin, count, op);
-    case datatype::uint8: return accumulate_cas<std::uint8_t>(target, origin, count, op);
-    case datatype::byte:
-      return accumulate_cas<std::uint8_t>(target, origin, count, op);  // replace only
+    case datatype::uint8:
+    case datatype::byte:  // replace only
+      return accumulate_cas<std::uint8_t>(target, origin, count, op);
     case datatype::int16: return accumulate_cas<std::int16_t>(target, origin, count, op);
     case datatype::uint16: return accumulate_cas<std::uint16_t>(target, origin, count, op);
     case datatype::int32: return accumulate_cas<std::int32_t>(target, origin, count, op);
