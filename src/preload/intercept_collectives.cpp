@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <optional>
 
 #include "preload/handle_mapping.hpp"
 #include "preload/runtime.hpp"
@@ -64,15 +65,31 @@ bool valid_root(const cachecomm::comm& c, int root) {
   return root >= 0 && root < c.size();
 }
 
-/// The last datatype and operation an allreduce was served with (programs repeat the same
-/// reduction): the next call with both skips the three look-ups. One thread, as for the mappings.
+/// cachecomm's type and operation for an MPI reduction.
 struct served_reduction {
   MPI_Datatype mpi_type = MPI_DATATYPE_NULL;
   MPI_Op mpi_op = MPI_OP_NULL;
   cachecomm::datatype type{};
   cachecomm::reduce_op op{};
 };
-served_reduction g_last_allreduce;
+
+/// The reduction of (`datatype`, `op`), or nothing with the reason in `why`. The last pair served
+/// is kept (programs repeat the same reduction every step): the next call with both skips the three
+/// look-ups. One thread, as for the mappings.
+std::optional<served_reduction> reduction_of(MPI_Datatype datatype, MPI_Op op, outcome& why) {
+  static served_reduction last;
+  if (datatype == last.mpi_type && op == last.mpi_op && datatype != MPI_DATATYPE_NULL) return last;
+  auto type = preload::as_reducible(datatype, why);
+  if (!type) return std::nullopt;
+  auto operation = preload::as_reduce_op(op, why);
+  if (!operation) return std::nullopt;
+  if (!cachecomm::supports(*type, *operation)) {
+    why = outcome::unsupported_pair;
+    return std::nullopt;
+  }
+  last = {datatype, op, *type, *operation};
+  return last;
+}
 
 }  // namespace
 
@@ -116,19 +133,15 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::reduce, r.why_not, pass);
   outcome why = outcome::served;
-  auto type = preload::as_reducible(datatype, why);
-  if (!type) return pass_through(call_kind::reduce, why, pass);
-  auto operation = preload::as_reduce_op(op, why);
-  if (!operation) return pass_through(call_kind::reduce, why, pass);
-  if (!cachecomm::supports(*type, *operation))
-    return pass_through(call_kind::reduce, outcome::unsupported_pair, pass);
+  const auto reduction = reduction_of(datatype, op, why);
+  if (!reduction) return pass_through(call_kind::reduce, why, pass);
   if (count < 0 || !valid_root(*r.fast, root))
     return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::reduce, comm, "MPI_Reduce", [&] {
-    cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), *type, *operation,
-                      root);
+    cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
+                      reduction->op, root);
   });
 }
 
@@ -139,25 +152,15 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   route r = route_call(call_kind::allreduce, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::allreduce, r.why_not, pass);
-  if (datatype != g_last_allreduce.mpi_type || op != g_last_allreduce.mpi_op ||
-      datatype == MPI_DATATYPE_NULL) {
-    outcome why = outcome::served;
-    auto type = preload::as_reducible(datatype, why);
-    if (!type) return pass_through(call_kind::allreduce, why, pass);
-    auto operation = preload::as_reduce_op(op, why);
-    if (!operation) return pass_through(call_kind::allreduce, why, pass);
-    if (!cachecomm::supports(*type, *operation)) {
-      return pass_through(call_kind::allreduce, outcome::unsupported_pair, pass);
-    }
-    g_last_allreduce = {datatype, op, *type, *operation};
-  }
+  outcome why = outcome::served;
+  const auto reduction = reduction_of(datatype, op, why);
+  if (!reduction) return pass_through(call_kind::allreduce, why, pass);
   if (count < 0) return pass_through(call_kind::allreduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::allreduce, outcome::empty, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
-  const served_reduction reduction = g_last_allreduce;
   return serve(call_kind::allreduce, comm, "MPI_Allreduce", [&] {
-    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction.type,
-                         reduction.op);
+    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
+                         reduction->op);
   });
 }
 

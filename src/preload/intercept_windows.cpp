@@ -97,6 +97,21 @@ bool plain_bytes(int origin_count, MPI_Datatype origin_type, int target_count,
   return true;
 }
 
+/// The window of a put, get or accumulate that cachecomm serves, or nullptr (the reason counted)
+/// when the call passes through: the window is MPI's own, or no epoch is open on it.
+served_window* window_in_epoch(call_kind kind, MPI_Win win) {
+  served_window* record = find(win);
+  if (record == nullptr) {
+    if (!preload::inside_cachecomm()) preload::stats().count(kind, outcome::mpi_window);
+    return nullptr;
+  }
+  if (!record->fence_epoch && !record->access_epoch) {
+    preload::stats().count(kind, outcome::outside_epoch);
+    return nullptr;
+  }
+  return record;
+}
+
 // An access cachecomm cannot express, inside a cachecomm epoch: MPI does it under a shared lock on
 // the MPI window over the same memory, after cachecomm has seen the target's post (PSCW), so it
 // lands when the epoch allows it; the closing fence or complete orders it like the rest.
@@ -295,16 +310,8 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
     return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                     target_count, target_datatype, win);
   };
-  served_window* record = find(win);
-  if (record == nullptr) {
-    if (!preload::inside_cachecomm())
-      preload::stats().count(call_kind::win_put, outcome::mpi_window);
-    return pass();
-  }
-  if (!record->fence_epoch && !record->access_epoch) {
-    preload::stats().count(call_kind::win_put, outcome::outside_epoch);
-    return pass();
-  }
+  served_window* record = window_in_epoch(call_kind::win_put, win);
+  if (record == nullptr) return pass();
   if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   std::size_t bytes = 0;
   outcome why = outcome::served;
@@ -323,16 +330,8 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
     return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                     target_count, target_datatype, win);
   };
-  served_window* record = find(win);
-  if (record == nullptr) {
-    if (!preload::inside_cachecomm())
-      preload::stats().count(call_kind::win_get, outcome::mpi_window);
-    return pass();
-  }
-  if (!record->fence_epoch && !record->access_epoch) {
-    preload::stats().count(call_kind::win_get, outcome::outside_epoch);
-    return pass();
-  }
+  served_window* record = window_in_epoch(call_kind::win_get, win);
+  if (record == nullptr) return pass();
   if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   std::size_t bytes = 0;
   outcome why = outcome::served;
@@ -352,16 +351,8 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
     return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                            target_count, target_datatype, op, win);
   };
-  served_window* record = find(win);
-  if (record == nullptr) {
-    if (!preload::inside_cachecomm())
-      preload::stats().count(call_kind::win_accumulate, outcome::mpi_window);
-    return pass();
-  }
-  if (!record->fence_epoch && !record->access_epoch) {
-    preload::stats().count(call_kind::win_accumulate, outcome::outside_epoch);
-    return pass();
-  }
+  served_window* record = window_in_epoch(call_kind::win_accumulate, win);
+  if (record == nullptr) return pass();
   if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   outcome why = outcome::served;
   auto type = preload::as_reducible(origin_datatype, why);
