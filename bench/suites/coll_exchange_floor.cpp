@@ -144,8 +144,7 @@ void run_exchange_floor(coll_context& context) {
 const coll_op_registration exchange_floor_registration{
     {"exchange-floor",
      "lower bound of a shared-memory allreduce: ranks only exchange their inputs through a "
-     "pipelined ring "
-     "(no reduction, no output), beside MPI_Allreduce and cachecomm's allreduce",
+     "pipelined ring (no reduction, no output), beside MPI_Allreduce and cachecomm's allreduce",
      run_exchange_floor,
      {"impl", "algorithm", "bytes", "ranks", "median_us", "corrected_median_us", "vs_mpi"}}};
 
