@@ -61,12 +61,44 @@ std::string_view to_string(outcome reason) {
   return "?";
 }
 
-void print_summary(const call_stats& stats, long long states_built, long long states_freed) {
+call_table& call_stats::add_table() {
+  const std::lock_guard<std::mutex> lock(m_tables_mutex);
+  m_tables.push_back(std::make_unique<call_table>());
+  return *m_tables.back();
+}
+
+call_table call_stats::total() const {
+  call_table sum{};
+  const std::lock_guard<std::mutex> lock(m_tables_mutex);
+  for (const auto& table : m_tables) {
+    for (std::size_t kind = 0; kind < sum.size(); ++kind) {
+      for (std::size_t result = 0; result < sum[kind].size(); ++result) {
+        sum[kind][result] += __atomic_load_n(&(*table)[kind][result], __ATOMIC_RELAXED);
+      }
+    }
+  }
+  return sum;
+}
+
+namespace {
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    default: return "unknown";
+  }
+}
+}  // namespace
+
+void print_summary(const call_stats& stats, long long states_built, long long states_freed,
+                   int thread_level) {
   constexpr std::size_t kinds = static_cast<std::size_t>(call_kind::count_);
   constexpr std::size_t outcomes = static_cast<std::size_t>(outcome::count_);
   std::vector<long long> local;
   local.reserve(kinds * outcomes + 2);
-  for (const auto& row : stats.table()) local.insert(local.end(), row.begin(), row.end());
+  for (const auto& row : stats.total()) local.insert(local.end(), row.begin(), row.end());
   local.push_back(states_built);
   local.push_back(states_freed);
   std::vector<long long> total(local.size(), 0);
@@ -80,6 +112,10 @@ void print_summary(const call_stats& stats, long long states_built, long long st
 
   std::string text =
       "cachecomm preload summary (" + std::to_string(size) + " ranks, calls summed over ranks)\n";
+  text += std::string("  thread level ") + thread_level_name(thread_level) +
+          (thread_level > MPI_THREAD_SERIALIZED
+               ? ": collectives served, windows passed through (thread-level)\n"
+               : ": collectives and windows served\n");
   for (std::size_t kind = 0; kind < kinds; ++kind) {
     const long long* row = &total[kind * outcomes];
     long long passed = 0;

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <array>
+#include <memory>
+#include <mutex>
 #include <string_view>
+#include <vector>
 
 namespace cachecomm::detail::preload {
 
@@ -31,7 +34,7 @@ enum class call_kind {
 enum class outcome {
   served,
   disabled,         ///< CACHECOMM_PRELOAD=0 or CACHECOMM_PRELOAD_<OP>=0
-  thread_level,     ///< MPI initialized above MPI_THREAD_FUNNELED
+  thread_level,     ///< windows at MPI_THREAD_MULTIPLE
   not_initialized,  ///< MPI was not initialized through this library
   intercommunicator,
   warming_up,  ///< fewer than CACHECOMM_PRELOAD_WARMUP collective calls on this communicator so far
@@ -56,30 +59,49 @@ enum class outcome {
   count_
 };
 
+/// The data collectives and the barrier (served at every thread level).
+[[nodiscard]] constexpr bool is_collective(call_kind kind) {
+  return kind == call_kind::barrier || kind == call_kind::bcast || kind == call_kind::reduce ||
+         kind == call_kind::allreduce || kind == call_kind::allgather;
+}
+
 [[nodiscard]] std::string_view mpi_name(call_kind kind);
 [[nodiscard]] std::string_view to_string(outcome reason);
 
 using call_table = std::array<std::array<long long, static_cast<std::size_t>(outcome::count_)>,
                               static_cast<std::size_t>(call_kind::count_)>;
 
-/// Process-wide counters (calls happen at most FUNNELED when anything is served).
+/// Process-wide counters. Each thread counts in a table of its own (no shared line is written on
+/// the hot path, whatever the thread level); the tables are summed at the end.
 class call_stats {
  public:
-  // Atomic because above MPI_THREAD_FUNNELED several threads may pass calls through at once.
   void count(call_kind kind, outcome result) {
-    __atomic_fetch_add(&m_table[static_cast<std::size_t>(kind)][static_cast<std::size_t>(result)],
-                       1, __ATOMIC_RELAXED);
+    bump(own()[static_cast<std::size_t>(kind)][static_cast<std::size_t>(result)]);
   }
-  /// Only cachecomm-served calls, which happen at most at MPI_THREAD_FUNNELED: no atomic needed.
-  void count_served(call_kind kind) { ++m_table[static_cast<std::size_t>(kind)][0]; }
-  [[nodiscard]] const call_table& table() const { return m_table; }
+  void count_served(call_kind kind) { count(kind, outcome::served); }
+  /// Every thread's counts summed (threads that counted may still run: their counts so far).
+  [[nodiscard]] call_table total() const;
 
  private:
-  call_table m_table{};
+  // Only the owning thread writes its table; relaxed atomics let the summing thread read it.
+  static void bump(long long& counter) {
+    __atomic_store_n(&counter, __atomic_load_n(&counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+  }
+  call_table& own() {
+    thread_local call_table* mine = nullptr;
+    if (mine == nullptr) mine = &add_table();
+    return *mine;
+  }
+  call_table& add_table();
+
+  mutable std::mutex m_tables_mutex;
+  // Tables outlive their threads: a thread that counted and ended still counts in the summary.
+  std::vector<std::unique_ptr<call_table>> m_tables;
 };
 
 /// Sums every rank's counters to rank 0 of MPI_COMM_WORLD (through PMPI), which prints them to
 /// stderr.
-void print_summary(const call_stats& stats, long long states_built, long long states_freed);
+void print_summary(const call_stats& stats, long long states_built, long long states_freed,
+                   int thread_level);
 
 }  // namespace cachecomm::detail::preload

@@ -76,7 +76,7 @@ bool is_other_predefined_op(MPI_Op op) {
 
 // The last handle that mapped, and its mapping. Only successes are kept: they are predefined
 // handles, which are never freed, so a handle cannot come back meaning something else.
-// (Mapping runs only at MPI_THREAD_FUNNELED or below: one thread.)
+// One per thread: threads may call collectives on different communicators at once.
 template <typename Handle, typename Value>
 struct last_mapping {
   Handle handle{};
@@ -94,7 +94,7 @@ struct last_mapping {
 }  // namespace
 
 std::optional<movable_type> as_movable(MPI_Datatype type, outcome& why_not) {
-  static last_mapping<MPI_Datatype, movable_type> last;
+  thread_local last_mapping<MPI_Datatype, movable_type> last;
   if (const movable_type* hit = last.find(type)) return *hit;
   if (type == MPI_DATATYPE_NULL) {
     why_not = outcome::invalid_argument;
@@ -121,7 +121,7 @@ std::optional<movable_type> as_movable(MPI_Datatype type, outcome& why_not) {
 }
 
 std::optional<datatype> as_reducible(MPI_Datatype type, outcome& why_not) {
-  static last_mapping<MPI_Datatype, datatype> last;
+  thread_local last_mapping<MPI_Datatype, datatype> last;
   if (const datatype* hit = last.find(type)) return *hit;
   if (type == MPI_DATATYPE_NULL) {
     why_not = outcome::invalid_argument;
@@ -135,7 +135,7 @@ std::optional<datatype> as_reducible(MPI_Datatype type, outcome& why_not) {
 }
 
 std::optional<reduce_op> as_reduce_op(MPI_Op op, outcome& why_not) {
-  static last_mapping<MPI_Op, reduce_op> last;
+  thread_local last_mapping<MPI_Op, reduce_op> last;
   if (const reduce_op* hit = last.find(op)) return *hit;
   if (op == MPI_OP_NULL) {
     why_not = outcome::invalid_argument;

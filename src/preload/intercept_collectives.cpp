@@ -1,18 +1,23 @@
 // Collective calls: served by cachecomm when it handles the case, otherwise passed to PMPI.
 //
-// Every decision below depends only on arguments MPI requires to match on all ranks (communicator,
-// counts x type sizes, operation, root), so every rank takes the same path through the same call.
-// One exception, documented in docs/architecture.md: ranks describing the same data with different
-// datatypes (a derived type on one rank, a predefined type on another).
+// Every decision below depends only on what MPI requires to match on all ranks (communicator, the
+// type signature's bytes and basic elements, operation, root), never on the datatype a rank used:
+// one rank may send 4 x MPI_INT while another receives 1 x contiguous(4, MPI_INT). A datatype that
+// is not dense is packed into a scratch buffer (type_layout.hpp).
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "preload/handle_mapping.hpp"
 #include "preload/runtime.hpp"
+#include "preload/type_layout.hpp"
 
 #include "cachecomm/collectives.hpp"
+#include "cachecomm/error.hpp"
 
 namespace preload = cachecomm::detail::preload;
 using preload::call_kind;
@@ -74,10 +79,10 @@ struct served_reduction {
 };
 
 /// The reduction of (`datatype`, `op`), or nothing with the reason in `why`. The last pair served
-/// is kept (programs repeat the same reduction every step): the next call with both skips the three
-/// look-ups. One thread, as for the mappings.
+/// is kept per thread (programs repeat the same reduction every step): the next call with both
+/// skips the look-ups. Predefined datatypes only: their handles are never freed.
 std::optional<served_reduction> reduction_of(MPI_Datatype datatype, MPI_Op op, outcome& why) {
-  static served_reduction last;
+  thread_local served_reduction last;
   if (datatype == last.mpi_type && op == last.mpi_op && datatype != MPI_DATATYPE_NULL) return last;
   auto type = preload::as_reducible(datatype, why);
   if (!type) return std::nullopt;
@@ -89,6 +94,64 @@ std::optional<served_reduction> reduction_of(MPI_Datatype datatype, MPI_Op op, o
   }
   last = {datatype, op, *type, *operation};
   return last;
+}
+
+// A reduction as cachecomm runs it: `elements` of `type`, the inputs packed where the datatype
+// is not dense. `receives`: this rank gets the result.
+struct reduction_call {
+  const void* sendbuf;
+  void* recvbuf;
+  std::size_t items;
+  MPI_Datatype datatype;
+  const preload::type_layout& layout;
+  served_reduction reduction;
+  bool receives;
+  MPI_Comm comm;
+};
+
+template <typename Run>
+void run_reduction(const reduction_call& call, Run&& run) {
+  const std::size_t elements = call.items * call.layout.elements_per_item;
+  const bool in_place = call.sendbuf == MPI_IN_PLACE;
+  if (call.layout.dense) {
+    run(in_place ? cachecomm::in_place : call.sendbuf, call.recvbuf, elements);
+    return;
+  }
+  std::vector<std::byte>& packed = preload::scratch(0);
+  packed.resize(call.items * call.layout.size);
+  preload::pack(in_place ? call.recvbuf : call.sendbuf, call.items, call.datatype, call.layout,
+                packed.data(), call.comm);
+  if (!call.receives) {
+    run(packed.data(), nullptr, elements);
+    return;
+  }
+  run(cachecomm::in_place, packed.data(), elements);
+  preload::unpack(packed.data(), call.items, call.datatype, call.layout, call.recvbuf, call.comm);
+}
+
+// The reduction cachecomm does for (`layout`, `op`). MPI requires the same operation and, for a
+// predefined operation, the same datatype on every rank, so every rank decides the same. A derived
+// datatype with a predefined operation is an MPICH extension (reduced as its basic elements); Open
+// MPI refuses it (MPI_ERR_OP), so there it goes to MPI, which reports it exactly as it would.
+std::optional<served_reduction> reduction_for(MPI_Datatype datatype,
+                                              const preload::type_layout& layout, MPI_Op op,
+                                              outcome& why) {
+  if (layout.predefined) return reduction_of(datatype, op, why);
+  auto operation = preload::as_reduce_op(op, why);
+  if (!operation) return std::nullopt;
+#ifndef MPICH_VERSION
+  why = outcome::derived_datatype;
+  return std::nullopt;
+#endif
+  if (!layout.element_type) {
+    why = outcome::derived_datatype;
+    return std::nullopt;
+  }
+  if (!cachecomm::supports(*layout.element_type, *operation)) {
+    why = outcome::unsupported_pair;
+    return std::nullopt;
+  }
+  return served_reduction{MPI_DATATYPE_NULL, op, *layout.element_type, *operation};
 }
 
 }  // namespace
@@ -114,14 +177,25 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::bcast, r.why_not, pass);
   outcome why = outcome::served;
-  auto moved = preload::as_movable(datatype, why);
-  if (!moved) return pass_through(call_kind::bcast, why, pass);
+  const auto layout = preload::layout_of(datatype, why);
+  if (!layout) return pass_through(call_kind::bcast, why, pass);
   if (count < 0 || !valid_root(*r.fast, root))
     return pass_through(call_kind::bcast, outcome::invalid_argument, pass);
-  if (count == 0) return pass_through(call_kind::bcast, outcome::empty, pass);
-  const std::size_t bytes = static_cast<std::size_t>(count) * moved->element_bytes;
+  // The signature's bytes are the same on every rank, whatever datatype each one used.
+  const std::size_t bytes = static_cast<std::size_t>(count) * layout->size;
+  if (bytes == 0) return pass_through(call_kind::bcast, outcome::empty, pass);
   return serve(call_kind::bcast, comm, "MPI_Bcast", [&] {
-    cachecomm::broadcast(*r.fast, buffer, bytes, cachecomm::datatype::byte, root);
+    if (layout->dense) {
+      cachecomm::broadcast(*r.fast, buffer, bytes, cachecomm::datatype::byte, root);
+      return;
+    }
+    std::vector<std::byte>& packed = preload::scratch(0);
+    packed.resize(bytes);
+    const bool is_root = r.fast->rank() == root;
+    const auto items = static_cast<std::size_t>(count);
+    if (is_root) preload::pack(buffer, items, datatype, *layout, packed.data(), comm);
+    cachecomm::broadcast(*r.fast, packed.data(), bytes, cachecomm::datatype::byte, root);
+    if (!is_root) preload::unpack(packed.data(), items, datatype, *layout, buffer, comm);
   });
 }
 
@@ -133,15 +207,20 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::reduce, r.why_not, pass);
   outcome why = outcome::served;
-  const auto reduction = reduction_of(datatype, op, why);
+  const auto layout = preload::layout_of(datatype, why);
+  if (!layout) return pass_through(call_kind::reduce, why, pass);
+  const auto reduction = reduction_for(datatype, *layout, op, why);
   if (!reduction) return pass_through(call_kind::reduce, why, pass);
   if (count < 0 || !valid_root(*r.fast, root))
     return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
-  if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
-  const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
+  if (static_cast<std::size_t>(count) * layout->size == 0)
+    return pass_through(call_kind::reduce, outcome::empty, pass);
+  const reduction_call call{sendbuf, recvbuf,    static_cast<std::size_t>(count), datatype,
+                            *layout, *reduction, r.fast->rank() == root,          comm};
   return serve(call_kind::reduce, comm, "MPI_Reduce", [&] {
-    cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
-                      reduction->op, root);
+    run_reduction(call, [&](const void* send, void* receive, std::size_t elements) {
+      cachecomm::reduce(*r.fast, send, receive, elements, reduction->type, reduction->op, root);
+    });
   });
 }
 
@@ -153,14 +232,19 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::allreduce, r.why_not, pass);
   outcome why = outcome::served;
-  const auto reduction = reduction_of(datatype, op, why);
+  const auto layout = preload::layout_of(datatype, why);
+  if (!layout) return pass_through(call_kind::allreduce, why, pass);
+  const auto reduction = reduction_for(datatype, *layout, op, why);
   if (!reduction) return pass_through(call_kind::allreduce, why, pass);
   if (count < 0) return pass_through(call_kind::allreduce, outcome::invalid_argument, pass);
-  if (count == 0) return pass_through(call_kind::allreduce, outcome::empty, pass);
-  const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
+  if (static_cast<std::size_t>(count) * layout->size == 0)
+    return pass_through(call_kind::allreduce, outcome::empty, pass);
+  const reduction_call call{
+      sendbuf, recvbuf, static_cast<std::size_t>(count), datatype, *layout, *reduction, true, comm};
   return serve(call_kind::allreduce, comm, "MPI_Allreduce", [&] {
-    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
-                         reduction->op);
+    run_reduction(call, [&](const void* send, void* receive, std::size_t elements) {
+      cachecomm::allreduce(*r.fast, send, receive, elements, reduction->type, reduction->op);
+    });
   });
 }
 
@@ -174,24 +258,56 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::allgather, r.why_not, pass);
   outcome why = outcome::served;
-  auto received = preload::as_movable(recvtype, why);
+  const auto received = preload::layout_of(recvtype, why);
   if (!received) return pass_through(call_kind::allgather, why, pass);
   if (recvcount < 0) return pass_through(call_kind::allgather, outcome::invalid_argument, pass);
-  const std::size_t bytes_per_rank = static_cast<std::size_t>(recvcount) * received->element_bytes;
+  // Every rank receives every block, so the block's byte size is the same on every rank.
+  const std::size_t bytes_per_rank = static_cast<std::size_t>(recvcount) * received->size;
   const bool in_place = sendbuf == MPI_IN_PLACE;
+  std::optional<preload::type_layout> sent;
   if (!in_place) {
-    auto sent = preload::as_movable(sendtype, why);
+    sent = preload::layout_of(sendtype, why);
     if (!sent) return pass_through(call_kind::allgather, why, pass);
-    // Type signatures must match; a mismatch is MPI's to report (or to truncate).
-    if (sendcount < 0 ||
-        static_cast<std::size_t>(sendcount) * sent->element_bytes != bytes_per_rank) {
-      return pass_through(call_kind::allgather, outcome::invalid_argument, pass);
-    }
+    if (sendcount < 0) return pass_through(call_kind::allgather, outcome::invalid_argument, pass);
   }
   if (bytes_per_rank == 0) return pass_through(call_kind::allgather, outcome::empty, pass);
-  const void* send = in_place ? cachecomm::in_place : sendbuf;
   return serve(call_kind::allgather, comm, "MPI_Allgather", [&] {
-    cachecomm::allgather(*r.fast, send, recvbuf, bytes_per_rank, cachecomm::datatype::byte);
+    // This rank's own signature must match the block every rank receives; a mismatch is an
+    // erroneous program: it takes part (the others are waiting) and then reports it.
+    const std::size_t own_bytes =
+        in_place ? bytes_per_rank : static_cast<std::size_t>(sendcount) * sent->size;
+    const auto ranks = static_cast<std::size_t>(r.fast->size());
+    const auto rank = static_cast<std::size_t>(r.fast->rank());
+    const void* send = in_place ? cachecomm::in_place : sendbuf;
+    std::vector<std::byte>& own = preload::scratch(0);
+    if (!in_place && (!sent->dense || own_bytes != bytes_per_rank)) {
+      own.assign(std::max(own_bytes, bytes_per_rank), std::byte{0});
+      preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
+                    comm);
+      send = own.data();
+    }
+    if (received->dense) {
+      cachecomm::allgather(*r.fast, send, recvbuf, bytes_per_rank, cachecomm::datatype::byte);
+    } else {
+      std::vector<std::byte>& blocks = preload::scratch(1);
+      blocks.resize(ranks * bytes_per_rank);
+      const auto items = static_cast<std::size_t>(recvcount);
+      if (in_place) {
+        // This rank's block sits at its place in recvbuf, in the receive type's layout.
+        const auto* mine = static_cast<const std::byte*>(recvbuf) +
+                           static_cast<std::ptrdiff_t>(rank * items) * received->extent;
+        preload::pack(mine, items, recvtype, *received, blocks.data() + rank * bytes_per_rank,
+                      comm);
+      }
+      cachecomm::allgather(*r.fast, send, blocks.data(), bytes_per_rank, cachecomm::datatype::byte);
+      preload::unpack(blocks.data(), ranks * items, recvtype, *received, recvbuf, comm);
+    }
+    if (own_bytes != bytes_per_rank) {
+      throw cachecomm::mpi_error("MPI_Allgather: this rank sends " + std::to_string(own_bytes) +
+                                     " bytes but every rank receives blocks of " +
+                                     std::to_string(bytes_per_rank),
+                                 MPI_ERR_TRUNCATE);
+    }
   });
 }
 

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <exception>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -36,13 +37,12 @@ struct runtime {
   std::array<bool, static_cast<std::size_t>(call_kind::count_)> op_enabled{};
   config settings;
   call_stats counters;
-  long long states_built = 0;
-  long long states_freed = 0;
+  std::atomic<long long> states_built{0};
+  std::atomic<long long> states_freed{0};
   void (*window_cleanup)() = nullptr;
+  // Taken only where states are made or deleted, never on the hot path.
+  std::mutex tracked_mutex;
   std::vector<MPI_Comm> tracked;  ///< communicators carrying a state, for the clean-up at finalize
-  // One-entry lookup cache: the communicator used last and its state.
-  MPI_Comm cached_comm = MPI_COMM_NULL;
-  comm_state* cached_state = nullptr;
 };
 
 runtime& rt() {
@@ -52,14 +52,10 @@ runtime& rt() {
 
 void drop_tracking(MPI_Comm comm) {
   runtime& r = rt();
-  if (g_hot.comm == comm) {
-    g_hot.comm = MPI_COMM_NULL;
-    g_hot.fast = nullptr;
-  }
-  if (r.cached_comm == comm) {
-    r.cached_comm = MPI_COMM_NULL;
-    r.cached_state = nullptr;
-  }
+  // Every thread's hot entry is stale from here on (this thread's too: cleared at once).
+  g_states_generation.fetch_add(1, std::memory_order_acq_rel);
+  g_hot = hot_entry{};
+  const std::lock_guard<std::mutex> lock(r.tracked_mutex);
   for (auto it = r.tracked.begin(); it != r.tracked.end(); ++it) {
     if (*it == comm) {
       r.tracked.erase(it);
@@ -115,9 +111,10 @@ std::string message_of(const std::exception_ptr& failure) {
   }
 }
 
+// The state hung on `comm`, made at its first collective call. Threads calling collectives on
+// different communicators at once each reach their own communicator's attribute.
 comm_state* state_of(MPI_Comm comm) {
   runtime& r = rt();
-  if (comm == r.cached_comm) return r.cached_state;
   void* attribute = nullptr;
   int found = 0;
   if (PMPI_Comm_get_attr(comm, r.keyval, &attribute, &found) != MPI_SUCCESS) return nullptr;
@@ -129,17 +126,24 @@ comm_state* state_of(MPI_Comm comm) {
     if (inter != 0) owned->unusable = outcome::intercommunicator;
     if (PMPI_Comm_set_attr(comm, r.keyval, owned.get()) != MPI_SUCCESS) return nullptr;
     state = owned.release();
+    const std::lock_guard<std::mutex> lock(r.tracked_mutex);
     r.tracked.push_back(comm);
   }
-  r.cached_comm = comm;
-  r.cached_state = state;
   return state;
 }
 
 }  // namespace
 
 thread_local bool g_inside_cachecomm __attribute__((tls_model("initial-exec"))) = false;
-hot_path g_hot;
+std::array<bool, static_cast<std::size_t>(call_kind::count_)> g_armed{};
+std::atomic<std::uint64_t> g_states_generation{1};
+thread_local hot_entry g_hot __attribute__((tls_model("initial-exec")));
+
+namespace {
+void remember_hot(MPI_Comm comm, cachecomm::comm* fast) {
+  g_hot = {comm, fast, g_states_generation.load(std::memory_order_acquire)};
+}
+}  // namespace
 
 call_stats& stats() {
   return rt().counters;
@@ -170,8 +174,8 @@ void start(int provided_thread_level) {
     r.enabled = false;
   }
   r.started = true;
-  for (std::size_t kind = 0; kind < g_hot.armed.size(); ++kind) {
-    g_hot.armed[kind] = !globally_blocked(static_cast<call_kind>(kind)).has_value();
+  for (std::size_t kind = 0; kind < g_armed.size(); ++kind) {
+    g_armed[kind] = !globally_blocked(static_cast<call_kind>(kind)).has_value();
   }
 }
 
@@ -180,21 +184,31 @@ void stop() {
   if (!r.started) return;
   if (r.window_cleanup != nullptr) r.window_cleanup();
   // Free the states while MPI still works; user communicators that were never freed included.
-  while (!r.tracked.empty()) {
-    MPI_Comm comm = r.tracked.back();
+  for (;;) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    {
+      const std::lock_guard<std::mutex> lock(r.tracked_mutex);
+      if (r.tracked.empty()) break;
+      comm = r.tracked.back();
+    }
+    // The delete callback takes the lock itself.
     if (PMPI_Comm_delete_attr(comm, r.keyval) != MPI_SUCCESS) drop_tracking(comm);
   }
-  if (r.summary) print_summary(r.counters, r.states_built, r.states_freed);
+  if (r.summary)
+    print_summary(r.counters, r.states_built.load(), r.states_freed.load(), r.thread_level);
   PMPI_Comm_free_keyval(&r.keyval);
   r.started = false;
-  g_hot = hot_path{};
+  g_armed = {};
+  g_states_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
 std::optional<outcome> globally_blocked(call_kind kind) {
   const runtime& r = rt();
   if (!r.started) return outcome::not_initialized;
   if (!r.enabled || !r.op_enabled[static_cast<std::size_t>(kind)]) return outcome::disabled;
-  if (r.thread_level > MPI_THREAD_FUNNELED) return outcome::thread_level;
+  // Collectives are safe at every level (state shared between communicators is per thread, atomic
+  // or behind a lock off the hot path); the window code keeps process-wide maps without locks.
+  if (r.thread_level > MPI_THREAD_SERIALIZED && !is_collective(kind)) return outcome::thread_level;
   return std::nullopt;
 }
 
@@ -223,8 +237,7 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
     return nullptr;
   }
   if (state->fast) {
-    g_hot.comm = comm;
-    g_hot.fast = state->fast.get();
+    remember_hot(comm, state->fast.get());
     return state->fast.get();
   }
   // Every rank makes the same collective calls on a communicator in the same order, so every rank
@@ -237,8 +250,7 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
   try {
     state->fast = std::make_shared<cachecomm::comm>(comm, rt().settings);
     ++rt().states_built;
-    g_hot.comm = comm;
-    g_hot.fast = state->fast.get();
+    remember_hot(comm, state->fast.get());
     return state->fast.get();
   } catch (...) {
     state->unusable = outcome::state_failed;

@@ -4,6 +4,9 @@
 
 #include <mpi.h>
 
+#include <array>
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -14,6 +17,8 @@
 namespace cachecomm::detail::preload {
 
 /// cachecomm state of one user communicator, cached on it as an attribute and deleted with it.
+/// Only the thread running a collective on the communicator touches it (MPI forbids concurrent
+/// collectives on one communicator), so it needs no lock.
 struct comm_state {
   long long collective_calls = 0;  ///< intercepted collective calls so far (same on every rank)
   /// Built after the warm-up calls. Shared: a window made on the communicator keeps it alive (MPI
@@ -28,20 +33,27 @@ inline bool inside_cachecomm() {
   return g_inside_cachecomm;
 }
 
-/// The hot path: the communicator cachecomm served last and its cachecomm communicator, and which
-/// calls may be served at all. Globals (not behind a function) because a served barrier costs
-/// ~150 ns and every indirection shows.
-struct hot_path {
+/// Which calls may be served at all: written once at MPI_Init, read-only afterwards.
+extern std::array<bool, static_cast<std::size_t>(call_kind::count_)> g_armed;
+/// Bumped whenever a communicator's state is deleted: a thread's hot entry made before refers to
+/// a state that may be gone (and its handle may now name another communicator).
+extern std::atomic<std::uint64_t> g_states_generation;
+
+/// The hot path of one thread: the communicator it served last and its cachecomm communicator.
+/// Per thread, so threads serving different communicators never write a shared line; a global
+/// (not behind a function) because a served barrier costs ~150 ns and every indirection shows.
+struct hot_entry {
   MPI_Comm comm = MPI_COMM_NULL;
   cachecomm::comm* fast = nullptr;
-  std::array<bool, static_cast<std::size_t>(call_kind::count_)> armed{};  ///< globally allowed
+  std::uint64_t generation = 0;
 };
-extern hot_path g_hot;
+extern thread_local hot_entry g_hot __attribute__((tls_model("initial-exec")));
 
-/// The cachecomm communicator serving `comm` when it is the one served last, else null (then the
-/// caller takes the full route through `fast_comm`).
+/// The cachecomm communicator serving `comm` when it is the one this thread served last, else
+/// null (then the caller takes the full route through `fast_comm`).
 inline cachecomm::comm* hot_comm(call_kind kind, MPI_Comm comm) {
-  if (!g_hot.armed[static_cast<std::size_t>(kind)] || g_hot.comm != comm || g_inside_cachecomm)
+  if (!g_armed[static_cast<std::size_t>(kind)] || g_hot.comm != comm || g_inside_cachecomm ||
+      g_hot.generation != g_states_generation.load(std::memory_order_acquire))
     return nullptr;
   return g_hot.fast;
 }
@@ -66,6 +78,7 @@ void stop();
 call_stats& stats();
 
 /// Whether `kind` may be served at all (library on, this operation on, thread level, initialized).
+/// Collectives are served at every thread level; windows up to MPI_THREAD_SERIALIZED.
 [[nodiscard]] std::optional<outcome> globally_blocked(call_kind kind);
 
 /// For a collective call on `comm`: counts it, builds the state after the warm-up, and returns it

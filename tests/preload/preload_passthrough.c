@@ -1,6 +1,7 @@
-/* Plain MPI program: cases the preload library must pass to MPI untouched - derived datatypes,
- * user-defined commutative and non-commutative operations, MPI_MAXLOC on a pair type, an
- * intercommunicator. Rank 0 prints every result. */
+/* Plain MPI program: cases the preload library must pass to MPI untouched - user-defined
+ * commutative and non-commutative operations (on a derived type too), MPI_MAXLOC on a pair type,
+ * an intercommunicator - next to derived datatypes it serves (a strided broadcast is packed).
+ * Rank 0 prints every result. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,13 +8,14 @@
 #   --none-served            the summary must show no call served at all
 #   --failed CALL            the summary must show CALL failed inside cachecomm at least once
 #   --preload-only VAR=VALUE run only with the preload library, with VAR set (repeatable) ...
-#   --expect TEXT            ... and require TEXT in its standard output
+#   --expect TEXT            ... and require TEXT in its standard output (repeatable)
+#   --expect-summary TEXT    the summary must contain TEXT (case-insensitive)
 #   --env VAR=VALUE          set VAR in both runs (repeatable)
 #   --linked                 PROGRAM links the library itself (no LD_PRELOAD): the baseline run
 #                            switches it off with CACHECOMM_PRELOAD=0 and must serve nothing
 set -euo pipefail
 
-mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=""; linked=0; common_env=()
+mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=(); expect_summary=""; linked=0; common_env=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpirun) mpirun="$2"; shift 2 ;;
@@ -26,7 +27,8 @@ while [[ $# -gt 0 ]]; do
     --none-served) none_served=1; shift ;;
     --failed) failed+=("$2"); shift 2 ;;
     --preload-only) preload_only+=("$2"); shift 2 ;;
-    --expect) expect="$2"; shift 2 ;;
+    --expect) expect+=("$2"); shift 2 ;;
+    --expect-summary) expect_summary="$2"; shift 2 ;;
     --linked) linked=1; shift ;;
     --env) common_env+=("$2"); shift 2 ;;
     --) shift; break ;;
@@ -54,9 +56,9 @@ if [[ -n "${CACHECOMM_TEST_PRELOAD_FIRST:-}" ]]; then lib="$CACHECOMM_TEST_PRELO
 if [[ ${#preload_only[@]} -gt 0 ]]; then
   run preload LD_PRELOAD="$lib" CACHECOMM_PRELOAD_SUMMARY=1 "${preload_only[@]}"
   cat "$work/preload.out" "$work/preload.err"
-  if [[ -n "$expect" ]] && ! grep -qF -- "$expect" "$work/preload.out"; then
-    echo "FAIL: expected '$expect' in the output" >&2; exit 1
-  fi
+  for text in "${expect[@]}"; do
+    grep -qF -- "$text" "$work/preload.out" || { echo "FAIL: expected '$text' in the output" >&2; exit 1; }
+  done
 else
   if [[ $linked -eq 1 ]]; then
     run plain CACHECOMM_PRELOAD_SUMMARY=1 CACHECOMM_PRELOAD=0
@@ -82,6 +84,9 @@ fi
 
 summary="$work/preload.err"
 grep -q "cachecomm preload summary ($np ranks" "$summary" || { echo "FAIL: no preload summary: the library was not interposed" >&2; exit 1; }
+if [[ -n "$expect_summary" ]] && ! grep -qiF -- "$expect_summary" "$summary"; then
+  echo "FAIL: expected '$expect_summary' in the summary" >&2; exit 1
+fi
 for call in "${served[@]}"; do
   count=$(awk -v c="$call" '$1 == c && $2 == "served" {print $3}' "$summary")
   [[ -n "$count" && "$count" -gt 0 ]] || { echo "FAIL: $call was never served by cachecomm" >&2; exit 1; }

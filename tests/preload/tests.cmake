@@ -19,13 +19,14 @@ set(preload_served --served MPI_Barrier)
 set(preload_passed --reason MPI_Barrier:intercommunicator)
 if(EXISTS ${PROJECT_SOURCE_DIR}/include/cachecomm/collectives.hpp)
   list(APPEND preload_served --served MPI_Bcast --served MPI_Reduce --served MPI_Allreduce --served MPI_Allgather)
-  list(APPEND preload_passed --reason MPI_Bcast:derived-datatype --reason MPI_Allgather:derived-datatype
-                             --reason MPI_Allreduce:user-op --reason MPI_Reduce:derived-datatype
+  # Derived datatypes are served (packed when not dense); user operations and unmapped types pass.
+  list(APPEND preload_passed --served MPI_Bcast --served MPI_Allgather
+                             --reason MPI_Allreduce:user-op --reason MPI_Reduce:user-op
                              --reason MPI_Allreduce:unmapped-datatype --reason MPI_Bcast:intercommunicator)
 endif()
 
 foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
-                        preload_windows)
+                        preload_windows preload_datatypes)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -53,6 +54,10 @@ add_executable(preload_collectives_linked ${preload_dir}/preload_collectives.c)
 target_link_libraries(preload_collectives_linked PRIVATE cachecomm_mpi MPI::MPI_C cachecomm_flags)
 preload_case(preload_collectives_linked RANKS 2 3
   ARGS --linked ${preload_served} -- $<TARGET_FILE:preload_collectives_linked>)
+# Ranks using different datatypes for the same data (derived on some, predefined on others) take
+# the same path: served, packed where the type is not dense, or passed through on every rank.
+preload_case(preload_datatypes RANKS 1 2 3 4 5 8
+  ARGS ${preload_served} --reason MPI_Allreduce:unmapped-datatype -- $<TARGET_FILE:preload_datatypes>)
 preload_case(preload_passthrough RANKS 2 3 4 8
   ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)
 # At one rank Open MPI cannot create the MPI window over cachecomm's memory: the window stays MPI's.
@@ -68,8 +73,12 @@ else()
     ARGS --env CACHECOMM_PRELOAD_BARRIER=0 --reason MPI_Win_allocate:needs-mpi-progress
          --reason MPI_Barrier:disabled -- $<TARGET_FILE:preload_windows>)
 endif()
-preload_case(preload_thread_multiple RANKS 2 4
-  ARGS --none-served --reason MPI_Barrier:thread-level -- $<TARGET_FILE:preload_thread_multiple>)
+# Threads: collectives are served at every thread level (4 threads, each on its own communicator).
+foreach(level IN ITEMS multiple serialized funneled)
+  preload_case(preload_threads.${level} RANKS 1 2 3 4
+    ARGS ${preload_served} --expect-summary "thread level MPI_THREAD_${level}"
+         -- $<TARGET_FILE:preload_thread_multiple> ${level})
+endforeach()
 preload_case(preload_errors RANKS 1 2 4 ARGS --served MPI_Barrier -- $<TARGET_FILE:preload_errors>)
 # A failure inside cachecomm (here: a setting it rejects when it builds the communicator's state)
 # comes back from the MPI call as an MPI error class under MPI_ERRORS_RETURN.
@@ -84,7 +93,8 @@ if(CACHECOMM_PYTHON3 AND CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
                   OUTPUT_QUIET ERROR_QUIET)
   if(mpi4py_missing EQUAL 0)
     preload_case(preload_mpi4py RANKS 1 2 3 4 8
-      ARGS ${preload_served} -- ${CACHECOMM_PYTHON3} ${preload_dir}/preload_mpi4py.py)
+      ARGS ${preload_served} --expect-summary "thread level MPI_THREAD_MULTIPLE"
+           -- ${CACHECOMM_PYTHON3} ${preload_dir}/preload_mpi4py.py)
   else()
     message(STATUS "mpi4py or numpy not importable by ${CACHECOMM_PYTHON3}: preload_mpi4py tests skipped")
   endif()

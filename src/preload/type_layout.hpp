@@ -1,0 +1,49 @@
+// How the data a (count, datatype) pair describes lies in memory, so that every rank of a
+// collective takes the same path whatever datatype it used: MPI lets one rank send `4 x MPI_INT`
+// while another receives `1 x contiguous(4, MPI_INT)`. Every call that cachecomm serves moves the
+// bytes of the type signature; a datatype whose bytes are not laid out densely in signature order
+// is packed into (and unpacked from) a scratch buffer.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "cachecomm/datatype.hpp"
+#include "preload/call_stats.hpp"
+
+namespace cachecomm::detail::preload {
+
+/// One datatype's layout. Depends only on the datatype, not on the buffer.
+struct type_layout {
+  std::size_t size = 0;  ///< bytes of the type signature per element (MPI_Type_size)
+  MPI_Aint extent = 0;   ///< distance between consecutive elements
+  /// count elements lie at buffer[0, count * size) in signature order: move them as they are.
+  bool dense = false;
+  /// The cachecomm type of every basic element of the signature, when they all map to the same one
+  /// (the reductions cachecomm can do); empty for a mixed or unmapped signature.
+  std::optional<datatype> element_type;
+  /// Basic elements per datatype element, when `element_type` is set.
+  std::size_t elements_per_item = 0;
+  bool predefined = false;  ///< MPI_COMBINER_NAMED
+};
+
+/// The layout of `type`, or nothing (MPI_DATATYPE_NULL, an uncommitted or invalid handle) with the
+/// reason in `why_not`. Predefined types are remembered per thread; derived ones (their handles are
+/// reused once freed) are looked at on every call.
+[[nodiscard]] std::optional<type_layout> layout_of(MPI_Datatype type, outcome& why_not);
+
+/// Scratch buffer of one thread for packed data (grows, never shrinks).
+std::vector<std::byte>& scratch(int which);
+
+/// Packs `count` elements of `type` from `buffer` into `packed` (count * layout.size bytes).
+/// Throws cachecomm::mpi_error when MPI refuses.
+void pack(const void* buffer, std::size_t count, MPI_Datatype type, const type_layout& layout,
+          std::byte* packed, MPI_Comm comm);
+/// The reverse of pack.
+void unpack(const std::byte* packed, std::size_t count, MPI_Datatype type,
+            const type_layout& layout, void* buffer, MPI_Comm comm);
+
+}  // namespace cachecomm::detail::preload

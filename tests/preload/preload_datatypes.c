@@ -1,0 +1,261 @@
+/* Plain MPI program: ranks describe the same data with different datatypes (legal MPI: only the
+ * type signatures must match). Derived types on some ranks, the equivalent predefined count on
+ * the others, dense and strided, in bcast, reduce, allreduce and allgather, with and without
+ * MPI_IN_PLACE. Every rank's results are gathered to rank 0, which prints them, so a preloaded run
+ * must print exactly what MPI prints (and must not hang: every rank has to take the same path). */
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LINE 512
+static char lines[64][LINE];
+static int line_count;
+
+static void note(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(lines[line_count++], LINE, format, args);
+  va_end(args);
+}
+
+static void note_ints(const char* label, const int* values, int n) {
+  char text[LINE];
+  int used = snprintf(text, sizeof text, "%s:", label);
+  for (int i = 0; i < n && used < LINE - 12; ++i)
+    used += snprintf(text + used, sizeof text - used, " %d", values[i]);
+  note("%s", text);
+}
+
+static void note_doubles(const char* label, const double* values, int n) {
+  char text[LINE];
+  int used = snprintf(text, sizeof text, "%s:", label);
+  for (int i = 0; i < n && used < LINE - 16; ++i)
+    used += snprintf(text + used, sizeof text - used, " %g", values[i]);
+  note("%s", text);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+
+  MPI_Datatype four_ints, every_other, reversed_pair, triple_doubles, strided_doubles, pair_struct,
+      column, column_resized, two_long_doubles, dup_int, two_strided;
+  MPI_Type_contiguous(4, MPI_INT, &four_ints);
+  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other); /* 4 ints with gaps */
+  int lengths[2] = {2, 2},
+      displacements[2] = {2, 0}; /* ints 2,3 then 0,1: dense but out of order */
+  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &reversed_pair);
+  MPI_Type_contiguous(3, MPI_DOUBLE, &triple_doubles);
+  MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &strided_doubles);
+  int struct_lengths[2] = {1, 3};
+  MPI_Aint struct_displacements[2] = {0, sizeof(int)};
+  MPI_Datatype struct_types[2] = {MPI_INT, MPI_INT};
+  MPI_Type_create_struct(2, struct_lengths, struct_displacements, struct_types,
+                         &pair_struct);          /* dense */
+  MPI_Type_vector(2, 1, size, MPI_INT, &column); /* one column of a 2 x size matrix */
+  MPI_Type_create_resized(column, 0, sizeof(int), &column_resized);
+  MPI_Type_contiguous(2, MPI_LONG_DOUBLE, &two_long_doubles);
+  MPI_Type_dup(MPI_INT, &dup_int);
+  MPI_Type_vector(2, 1, 2, MPI_INT, &two_strided);
+  MPI_Datatype all_types[] = {four_ints,       every_other, reversed_pair,  triple_doubles,
+                              strided_doubles, pair_struct, column_resized, two_long_doubles,
+                              dup_int,         two_strided};
+  for (size_t i = 0; i < sizeof all_types / sizeof all_types[0]; ++i)
+    MPI_Type_commit(&all_types[i]);
+  four_ints = all_types[0], every_other = all_types[1], reversed_pair = all_types[2];
+  triple_doubles = all_types[3], strided_doubles = all_types[4], pair_struct = all_types[5];
+  column_resized = all_types[6], two_long_doubles = all_types[7], dup_int = all_types[8];
+  two_strided = all_types[9];
+
+  /* MPI requires the same datatype on every rank for a predefined reduction operation; MPICH also
+   * reduces derived types of one basic type (with any mix of datatypes describing the same
+   * elements), Open MPI refuses them. */
+#ifdef MPICH_VERSION
+  const int derived_reductions = 1;
+#else
+  const int derived_reductions = 0;
+#endif
+  int failures = 0;
+  for (int round = 0; round < 6; ++round) { /* past the warm-up: cachecomm state exists */
+    line_count = 0;
+    const int root = round % size;
+    const int derived_here = (rank + round) % 2; /* which ranks use the derived type this round */
+    const int derived_reduce = derived_reductions && derived_here;
+
+    /* bcast: 4 x MPI_INT on some ranks, 1 x contiguous(4, MPI_INT) (or a dense struct) on others.
+     */
+    int a[4];
+    for (int i = 0; i < 4; ++i) a[i] = rank == root ? 10 * round + i : -1;
+    if (derived_here)
+      MPI_Bcast(a, 1, round % 2 ? four_ints : pair_struct, root, comm);
+    else
+      MPI_Bcast(a, 4, MPI_INT, root, comm);
+    note_ints("bcast contiguous", a, 4);
+
+    /* bcast: strided on some ranks (ints 0,2,4,6 of 8), contiguous on others. */
+    int b[8];
+    for (int i = 0; i < 8; ++i) b[i] = rank == root ? 100 * round + i : -1;
+    if (derived_here)
+      MPI_Bcast(b, 1, every_other, root, comm);
+    else
+      MPI_Bcast(b, 4, MPI_INT, root, comm);
+    note_ints("bcast vector", b, 8);
+
+    /* bcast: dense but reordered (indexed 2,3,0,1) against 4 x MPI_INT. */
+    for (int i = 0; i < 4; ++i) a[i] = rank == root ? 1000 * round + i : -1;
+    if (derived_here)
+      MPI_Bcast(a, 1, reversed_pair, root, comm);
+    else
+      MPI_Bcast(a, 4, MPI_INT, root, comm);
+    note_ints("bcast reordered", a, 4);
+
+    /* reduce: sum of 4 ints; root receives into a strided buffer when it uses the vector type. */
+    int in8[8], out8[8];
+    for (int i = 0; i < 8; ++i) {
+      in8[i] = (rank + 1) * (i + 1) + round;
+      out8[i] = -5;
+    }
+    if (derived_reduce)
+      MPI_Reduce(in8, out8, 1, every_other, MPI_SUM, root, comm);
+    else
+      MPI_Reduce(in8, out8, 4, MPI_INT, MPI_SUM, root, comm);
+    if (rank == root) note_ints("reduce vector", out8, 8);
+
+    /* reduce in place at the root with a reordered type. */
+    for (int i = 0; i < 4; ++i) a[i] = (rank + 2) * (i + 3) - round;
+    if (derived_reduce)
+      MPI_Reduce(rank == root ? MPI_IN_PLACE : a, a, 1, reversed_pair, MPI_MAX, root, comm);
+    else
+      MPI_Reduce(rank == root ? MPI_IN_PLACE : a, a, 4, MPI_INT, MPI_MAX, root, comm);
+    if (rank == root) note_ints("reduce in place reordered", a, 4);
+
+    /* allreduce: 3 doubles as contiguous(3), strided (every other of 6), or 3 x MPI_DOUBLE. */
+    double d6[6], r6[6];
+    for (int i = 0; i < 6; ++i) {
+      d6[i] = 0.5 * (rank + 1) + i + round;
+      r6[i] = -1;
+    }
+    const int kind = derived_reductions ? (rank + round) % 3 : 0;
+    if (kind == 0) MPI_Allreduce(d6, r6, 3, MPI_DOUBLE, MPI_SUM, comm);
+    if (kind == 1) MPI_Allreduce(d6, r6, 1, triple_doubles, MPI_SUM, comm);
+    if (kind == 2) MPI_Allreduce(d6, r6, 1, strided_doubles, MPI_SUM, comm);
+    if (kind == 2) { /* gather the strided result to the same place as the others' */
+      r6[1] = r6[2];
+      r6[2] = r6[4];
+    }
+    note_doubles("allreduce doubles", r6, 3);
+
+    /* allreduce in place, strided on some ranks. */
+    for (int i = 0; i < 8; ++i) b[i] = rank * 3 + i;
+    if (derived_reduce)
+      MPI_Allreduce(MPI_IN_PLACE, b, 1, every_other, MPI_BOR, comm);
+    else {
+      int packed[4] = {b[0], b[2], b[4], b[6]};
+      MPI_Allreduce(MPI_IN_PLACE, packed, 4, MPI_INT, MPI_BOR, comm);
+      for (int i = 0; i < 4; ++i) b[2 * i] = packed[i];
+    }
+    note_ints("allreduce in place vector", b, 8);
+
+    /* allreduce of a type cachecomm does not reduce (long double): every rank passes it to MPI. */
+    long double ld[2] = {rank + 0.25L, round - 1.0L}, ldr[2] = {0, 0};
+    if (derived_reduce)
+      MPI_Allreduce(ld, ldr, 1, two_long_doubles, MPI_SUM, comm);
+    else
+      MPI_Allreduce(ld, ldr, 2, MPI_LONG_DOUBLE, MPI_SUM, comm);
+    note("allreduce long double: %.2Lf %.2Lf", ldr[0], ldr[1]);
+
+    /* allreduce with MPI_Type_dup of MPI_INT. */
+    int x = rank + round, y = 0;
+    if (derived_reduce)
+      MPI_Allreduce(&x, &y, 1, dup_int, MPI_PROD, comm);
+    else
+      MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_PROD, comm);
+    note("allreduce dup: %d", y);
+
+    /* allgather: send 1 x contiguous(4) or 4 x MPI_INT, receive the other way round. */
+    int mine[4] = {rank, round, rank * round, -rank};
+    int* all = malloc(sizeof(int) * 4 * (size_t)size);
+    if (derived_here)
+      MPI_Allgather(mine, 1, four_ints, all, 4, MPI_INT, comm);
+    else
+      MPI_Allgather(mine, 4, MPI_INT, all, 1, four_ints, comm);
+    note_ints("allgather contiguous", all, 4 * size);
+
+    /* allgather of strided sends into matrix columns (resized vector receive type). */
+    int two[4] = {rank + 1, -9, 10 * (rank + 1) + round, -9};
+    int* matrix = malloc(sizeof(int) * 2 * (size_t)size);
+    if (derived_here) {
+      MPI_Allgather(two, 1, two_strided, matrix, 1, column_resized, comm);
+    } else {
+      int dense_two[2] = {two[0], two[2]};
+      MPI_Allgather(dense_two, 2, MPI_INT, matrix, 2, MPI_INT, comm); /* rows, then transpose */
+      int* rows = malloc(sizeof(int) * 2 * (size_t)size);
+      memcpy(rows, matrix, sizeof(int) * 2 * (size_t)size);
+      for (int i = 0; i < size; ++i) {
+        matrix[i] = rows[2 * i];
+        matrix[size + i] = rows[2 * i + 1];
+      }
+      free(rows);
+    }
+    note_ints("allgather columns", matrix, 2 * size);
+
+    /* allgather in place into columns. */
+    for (int i = 0; i < 2 * size; ++i) matrix[i] = -1;
+    matrix[rank] = rank + 7;
+    matrix[size + rank] = rank * round;
+    if (derived_here)
+      MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, matrix, 1, column_resized, comm);
+    else {
+      int* rows = malloc(sizeof(int) * 2 * (size_t)size);
+      for (int i = 0; i < size; ++i) rows[2 * i] = rows[2 * i + 1] = -1;
+      rows[2 * rank] = matrix[rank];
+      rows[2 * rank + 1] = matrix[size + rank];
+      MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rows, 2, MPI_INT, comm);
+      for (int i = 0; i < size; ++i) {
+        matrix[i] = rows[2 * i];
+        matrix[size + i] = rows[2 * i + 1];
+      }
+      free(rows);
+    }
+    note_ints("allgather in place columns", matrix, 2 * size);
+    for (int i = 0; i < size; ++i)
+      if (matrix[i] != i + 7 || matrix[size + i] != i * round) ++failures;
+    free(matrix);
+    free(all);
+
+    MPI_Barrier(comm);
+    /* Rank 0 prints every rank's lines, in rank order. */
+    for (int source = 0; source < size; ++source) {
+      int n = line_count;
+      if (source != 0) {
+        if (rank == source) MPI_Send(&line_count, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+        if (rank == 0) MPI_Recv(&n, 1, MPI_INT, source, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+      for (int i = 0; i < n; ++i) {
+        char text[LINE];
+        if (source == 0) {
+          if (rank == 0) memcpy(text, lines[i], LINE);
+        } else {
+          if (rank == source) MPI_Send(lines[i], LINE, MPI_CHAR, 0, 2, MPI_COMM_WORLD);
+          if (rank == 0)
+            MPI_Recv(text, LINE, MPI_CHAR, source, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        if (rank == 0) printf("round %d rank %d %s\n", round, source, text);
+      }
+    }
+  }
+  int all_failures = 0;
+  MPI_Reduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank == 0) printf("self-check failures: %d\n", all_failures);
+  for (size_t i = 0; i < sizeof all_types / sizeof all_types[0]; ++i) MPI_Type_free(&all_types[i]);
+  MPI_Type_free(&column);
+  MPI_Comm_free(&comm);
+  MPI_Finalize();
+  return all_failures == 0 ? 0 : 1;
+}
