@@ -7,8 +7,10 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "cachecomm/error.hpp"
+#include "coll/mismatch_error.hpp"
 #include "coll/reduce_kernels.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
@@ -36,6 +38,40 @@ const setting_declaration single_copy_setting{"CACHECOMM_SINGLE_COPY", "1",
 
 std::uint64_t& address_word(padded_flag& line) {
   return *reinterpret_cast<std::uint64_t*>(&line);
+}
+
+// A rank's posted line also carries the description of its call (after the flag word): the call's
+// first step (0 while being rewritten: a seqlock, since a writer a step ahead may be in its next
+// call while a reader still checks this one), the call info and the byte count.
+std::uint32_t& posted_first_step(padded_flag& line) {
+  return reinterpret_cast<std::uint32_t*>(&line)[1];
+}
+std::uint32_t& posted_info(padded_flag& line) {
+  return reinterpret_cast<std::uint32_t*>(&line)[2];
+}
+std::uint64_t& posted_bytes(padded_flag& line) {
+  return reinterpret_cast<std::uint64_t*>(&line)[2];
+}
+
+std::string describe_call(std::uint32_t info, std::uint64_t bytes) {
+  const auto kind = info >> 16U;
+  std::string text = std::to_string(bytes) + " bytes";
+  if (kind == 2) {
+    const auto type = static_cast<datatype>((info >> 8U) & 0xffU);
+    const auto op = static_cast<reduce_op>(info & 0xffU);
+    text += " of " + std::string(to_string(type)) + " (" + std::to_string(bytes / size_of(type)) +
+            " elements), " + std::string(to_string(op));
+  }
+  return text;
+}
+
+const char* kind_name(std::uint32_t info) {
+  switch (info >> 16U) {
+    case 1: return "broadcast";
+    case 2: return "reduction";
+    case 3: return "allgather";
+    default: return "collective";
+  }
 }
 
 }  // namespace
@@ -161,6 +197,43 @@ void coll_engine::probe_single_copy(MPI_Comm node) {
   m_cma = works == 1;
 }
 
+void coll_engine::begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op) {
+  m_call.first_step = m_step + 1;
+  m_call.info =
+      static_cast<std::uint32_t>(kind) << 16U | static_cast<std::uint32_t>(type) << 8U | op;
+  m_call.bytes = bytes;
+}
+
+void coll_engine::describe_slot(std::uint32_t step, std::size_t bytes) const {
+  auto* header = reinterpret_cast<slot_header*>(slot(m_rank, step, bytes));
+  header->call_info = m_call.info;
+  header->call_bytes = m_call.bytes;
+}
+
+void coll_engine::check_call(int rank, std::uint32_t step, std::uint32_t info,
+                             std::uint64_t bytes) {
+  if (info != m_call.info || bytes != m_call.bytes) [[unlikely]]
+    call_mismatch(rank, step, info, bytes);
+}
+
+void coll_engine::call_mismatch(int rank, std::uint32_t step, std::uint32_t info,
+                                std::uint64_t bytes) {
+  finish_step(step);  // this rank reads no more of the step; the others may go on
+  auto differs = mismatch_error::field::size;
+  if ((info >> 16U) != (m_call.info >> 16U)) {
+    differs = mismatch_error::field::collective;
+  } else if (((info >> 8U) & 0xffU) != ((m_call.info >> 8U) & 0xffU)) {
+    differs = mismatch_error::field::datatype;
+  } else if ((info & 0xffU) != (m_call.info & 0xffU)) {
+    differs = mismatch_error::field::operation;
+  }
+  throw mismatch_error(std::string("cachecomm: ") + kind_name(m_call.info) + ": node rank " +
+                           std::to_string(rank) + " passed " + describe_call(info, bytes) +
+                           " to its " + kind_name(info) + ", this rank (node rank " +
+                           std::to_string(m_rank) + ") " + describe_call(m_call.info, m_call.bytes),
+                       differs);
+}
+
 std::uint32_t coll_engine::begin_step() {
   return ++m_step;
 }
@@ -193,6 +266,7 @@ void coll_engine::finish_step(std::uint32_t step) {
 }
 
 void coll_engine::post_slot(std::uint32_t step, std::size_t bytes) {
+  describe_slot(step, bytes);
   m_wait->publish_lazy(slot_sequence(m_rank, step, bytes), step);
   // Ask for ownership of the first line of the slot two steps on, so a later post does not stall
   // on it: the publish's fence waits until the payload's line is owned, and one step's lead is
@@ -205,6 +279,7 @@ void coll_engine::store_slot(std::uint32_t step, std::size_t bytes) {
   // A release store, not publish(): its fence would wait until this rank owns the slot's line again
   // (a rank already polling it has taken a copy), and only then start reading the others' slots.
   // Without it the ownership request and those reads overlap. wake_slot does the fence later.
+  describe_slot(step, bytes);
   slot_sequence(m_rank, step, bytes).store(step, std::memory_order_release);
   __builtin_prefetch(slot(m_rank, step + 2, bytes), 1, 3);  // as in post_slot
 }
@@ -218,14 +293,38 @@ void coll_engine::wake_slot(std::uint32_t step, std::size_t bytes) {
 
 void coll_engine::wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what) {
   m_wait->wait_reach(slot_sequence(rank, step, bytes), step, rank, what);
+  const auto* header = reinterpret_cast<const slot_header*>(slot(rank, step, bytes));
+  check_call(rank, step, header->call_info, header->call_bytes);
 }
 
 void coll_engine::post_region(std::uint32_t step) {
-  m_wait->publish(m_posted[static_cast<std::size_t>(m_rank)].value, step);
+  auto& line = m_posted[static_cast<std::size_t>(m_rank)];
+  std::atomic_ref<std::uint32_t> first_step(posted_first_step(line));
+  if (first_step.load(std::memory_order_relaxed) != m_call.first_step) {
+    first_step.store(0, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    std::atomic_ref<std::uint32_t>(posted_info(line)).store(m_call.info, std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(posted_bytes(line))
+        .store(m_call.bytes, std::memory_order_relaxed);
+    first_step.store(m_call.first_step, std::memory_order_release);
+  }
+  m_wait->publish(line.value, step);
 }
 
 void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
-  m_wait->wait_reach(m_posted[static_cast<std::size_t>(rank)].value, step, rank, what);
+  auto& line = m_posted[static_cast<std::size_t>(rank)];
+  m_wait->wait_reach(line.value, step, rank, what);
+  // Compared only while the line still describes this call (its writer may have moved on).
+  std::atomic_ref<std::uint32_t> first_step(posted_first_step(line));
+  const std::uint32_t before = first_step.load(std::memory_order_acquire);
+  if (before != m_call.first_step || before == 0) return;
+  const std::uint32_t info =
+      std::atomic_ref<std::uint32_t>(posted_info(line)).load(std::memory_order_relaxed);
+  const std::uint64_t bytes =
+      std::atomic_ref<std::uint64_t>(posted_bytes(line)).load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (first_step.load(std::memory_order_relaxed) != before) return;
+  check_call(rank, step, info, bytes);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,6 +333,7 @@ void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
 void coll_engine::broadcast(void* buffer, std::size_t bytes, int root,
                             broadcast_algorithm algorithm) {
   if (m_size == 1 || bytes == 0) return;
+  begin_call(call_kind::broadcast, bytes, datatype::byte, 0xffU);
   switch (algorithm) {
     case broadcast_algorithm::central:
       if (bytes <= slot_payload)
@@ -421,6 +521,7 @@ void coll_engine::reduce(const void* input, void* output, std::size_t count, dat
     if (receiver && input != output) std::memcpy(output, input, count * size_of(type));
     return;
   }
+  begin_call(call_kind::reduce, count * size_of(type), type, static_cast<std::uint32_t>(op));
   switch (algorithm) {
     case reduce_algorithm::slots: reduce_slots(input, output, count, type, op, root); return;
     case reduce_algorithm::reduce_scatter:
@@ -551,6 +652,7 @@ void coll_engine::allgather(const void* input, void* output, std::size_t block_b
     throw usage_error("cachecomm: coll_engine::allgather needs a concrete algorithm");
   }
   if (block_bytes == 0) return;
+  begin_call(call_kind::allgather, block_bytes, datatype::byte, 0xffU);
   if (m_size > 1 && algorithm == allgather_algorithm::single_copy && m_cma) {
     allgather_single_copy(input, output, block_bytes);
     return;

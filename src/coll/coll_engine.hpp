@@ -90,9 +90,29 @@ class coll_engine {
                  allgather_algorithm algorithm);
 
  private:
+  // The description of the call a slot's data belongs to rides in the slot's first line next to
+  // the sequence number, so every reader compares it with its own for free (an erroneous program
+  // whose ranks pass different sizes fails at once instead of reading short data).
   struct slot_header {
     std::atomic<std::uint32_t> sequence;
+    std::uint32_t call_info;
+    std::uint64_t call_bytes;
   };
+  static_assert(sizeof(slot_header) == slot_header_bytes);
+  /// What every rank of one call must agree on.
+  enum class call_kind : std::uint32_t { broadcast = 1, reduce = 2, allgather = 3 };
+  struct call_description {
+    std::uint32_t first_step = 0;  ///< the call's first step (tells calls apart on posted lines)
+    std::uint32_t info = 0;        ///< kind << 16 | element type << 8 | operation
+    std::uint64_t bytes = 0;
+  };
+  void begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op);
+  /// Compares what `rank` wrote for its call with this rank's call; throws mismatch_error (after
+  /// finishing `step`, so the others can go on) when they differ.
+  void check_call(int rank, std::uint32_t step, std::uint32_t info, std::uint64_t bytes);
+  [[noreturn]] void call_mismatch(int rank, std::uint32_t step, std::uint32_t info,
+                                  std::uint64_t bytes);
+  void describe_slot(std::uint32_t step, std::size_t bytes) const;
 
   std::uint32_t begin_step();
   void ensure_free(std::uint32_t step, std::uint32_t depth);
@@ -169,7 +189,9 @@ class coll_engine {
   std::uint32_t m_small_slot_ring = 64;
   std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes
   std::uint32_t m_step = 0;
-  std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
+  std::uint32_t m_all_done = 0;
+  call_description
+      m_call;  // the call this rank is in  // every other rank has finished at least this step
 };
 
 }  // namespace cachecomm::detail

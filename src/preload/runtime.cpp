@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cachecomm/error.hpp"
+#include "coll/mismatch_error.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -82,6 +83,15 @@ int delete_state(MPI_Comm comm, int /*keyval*/, void* attribute, void* /*extra*/
 int error_class_of(const std::exception_ptr& failure) {
   try {
     std::rethrow_exception(failure);
+  } catch (const cachecomm::detail::mismatch_error& e) {
+    // Ranks disagreeing on one call: the classes MPI itself reports for it.
+    switch (e.differs()) {
+      case cachecomm::detail::mismatch_error::field::size: return MPI_ERR_TRUNCATE;
+      case cachecomm::detail::mismatch_error::field::operation: return MPI_ERR_OP;
+      case cachecomm::detail::mismatch_error::field::datatype: return MPI_ERR_TYPE;
+      case cachecomm::detail::mismatch_error::field::collective: return MPI_ERR_OTHER;
+    }
+    return MPI_ERR_OTHER;
   } catch (const cachecomm::mpi_error& e) {
     int error_class = MPI_ERR_OTHER;
     if (PMPI_Error_class(e.mpi_code(), &error_class) != MPI_SUCCESS) error_class = MPI_ERR_OTHER;

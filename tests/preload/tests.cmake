@@ -86,6 +86,18 @@ preload_case(preload_errors.cachecomm_failure RANKS 2
   ARGS --preload-only CACHECOMM_TREE_DEGREE=1 --expect "barrier failures: 1, error class MPI_ERR_ARG"
        --reason MPI_Barrier:state-failed --failed MPI_Barrier -- $<TARGET_FILE:preload_errors> cachecomm-failure)
 
+# Ranks passing different sizes, operations or types to one call (an erroneous program) fail at
+# once with MPI's class for it, without CACHECOMM_CHECK (the tests' timeout is 60 s).
+preload_case(preload_errors.mismatch RANKS 2 3 4
+  ARGS --preload-only CACHECOMM_CHECK=0
+       --expect "bcast count: rank 0 MPI_SUCCESS, others MPI_ERR_TRUNCATE (at once)"
+       --expect "allreduce count: rank 0 MPI_ERR_TRUNCATE, others MPI_ERR_TRUNCATE (at once)"
+       --expect "allreduce op: rank 0 MPI_ERR_OP, others MPI_ERR_OP (at once)"
+       --expect "allreduce type: rank 0 MPI_ERR_TYPE, others MPI_ERR_TYPE (at once)"
+       --expect "allgather count: rank 0 MPI_ERR_TRUNCATE, others MPI_ERR_TRUNCATE (at once)"
+       --expect "afterwards: MPI_SUCCESS, sum"
+       --served MPI_Allreduce --failed MPI_Allreduce -- $<TARGET_FILE:preload_errors> mismatch)
+
 # mpi4py from PyPI, built against the system Open MPI: only meaningful when this build uses Open MPI.
 find_program(CACHECOMM_PYTHON3 python3)
 if(CACHECOMM_PYTHON3 AND CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
