@@ -26,7 +26,7 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/include/cachecomm/collectives.hpp)
 endif()
 
 foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
-                        preload_windows preload_datatypes)
+                        preload_windows preload_datatypes preload_conformance)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -58,6 +58,11 @@ preload_case(preload_collectives_linked RANKS 2 3
 # the same path: served, packed where the type is not dense, or passed through on every rank.
 preload_case(preload_datatypes RANKS 1 2 3 4 5 8
   ARGS ${preload_served} --reason MPI_Allreduce:unmapped-datatype -- $<TARGET_FILE:preload_datatypes>)
+# Conformance: every operation x datatype x root x in-place x communicator kind, checked values,
+# identical output plain and preloaded.
+preload_case(preload_conformance RANKS 1 2 3 4 5 8
+  ARGS ${preload_served} --reason MPI_Allreduce:unmapped-datatype --reason MPI_Reduce:unmapped-datatype
+       -- $<TARGET_FILE:preload_conformance>)
 preload_case(preload_passthrough RANKS 2 3 4 8
   ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)
 # At one rank Open MPI cannot create the MPI window over cachecomm's memory: the window stays MPI's.
