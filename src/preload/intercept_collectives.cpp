@@ -1,7 +1,8 @@
 // Collective calls: served by cachecomm when it handles the case, otherwise passed to PMPI.
 //
 // Every decision below depends only on what MPI requires to match on all ranks (communicator, the
-// type signature's bytes and basic elements, operation, root), never on the datatype a rank used:
+// type signature's bytes, operation, root; for predefined reductions the datatype itself), never on
+// the datatype a rank used where MPI lets it differ:
 // one rank may send 4 x MPI_INT while another receives 1 x contiguous(4, MPI_INT). A datatype that
 // is not dense is packed into a scratch buffer (type_layout.hpp).
 #include <mpi.h>
@@ -96,62 +97,14 @@ std::optional<served_reduction> reduction_of(MPI_Datatype datatype, MPI_Op op, o
   return last;
 }
 
-// A reduction as cachecomm runs it: `elements` of `type`, the inputs packed where the datatype
-// is not dense. `receives`: this rank gets the result.
-struct reduction_call {
-  const void* sendbuf;
-  void* recvbuf;
-  std::size_t items;
-  MPI_Datatype datatype;
-  const preload::type_layout& layout;
-  served_reduction reduction;
-  bool receives;
-  MPI_Comm comm;
-};
-
-template <typename Run>
-void run_reduction(const reduction_call& call, Run&& run) {
-  const std::size_t elements = call.items * call.layout.elements_per_item;
-  const bool in_place = call.sendbuf == MPI_IN_PLACE;
-  if (call.layout.dense) {
-    run(in_place ? cachecomm::in_place : call.sendbuf, call.recvbuf, elements);
-    return;
-  }
-  std::vector<std::byte>& packed = preload::scratch(0);
-  packed.resize(call.items * call.layout.size);
-  preload::pack(in_place ? call.recvbuf : call.sendbuf, call.items, call.datatype, call.layout,
-                packed.data(), call.comm);
-  if (!call.receives) {
-    run(packed.data(), nullptr, elements);
-    return;
-  }
-  run(cachecomm::in_place, packed.data(), elements);
-  preload::unpack(packed.data(), call.items, call.datatype, call.layout, call.recvbuf, call.comm);
-}
-
-// The reduction cachecomm does for (`layout`, `op`). MPI requires the same operation and, for a
-// predefined operation, the same datatype on every rank, so every rank decides the same. A derived
-// datatype with a predefined operation is an MPICH extension (reduced as its basic elements); Open
-// MPI refuses it (MPI_ERR_OP), so there it goes to MPI, which reports it exactly as it would.
-std::optional<served_reduction> reduction_for(MPI_Datatype datatype,
-                                              const preload::type_layout& layout, MPI_Op op,
-                                              outcome& why) {
-  if (layout.predefined) return reduction_of(datatype, op, why);
-  auto operation = preload::as_reduce_op(op, why);
-  if (!operation) return std::nullopt;
-#ifndef MPICH_VERSION
-  why = outcome::derived_datatype;
-  return std::nullopt;
-#endif
-  if (!layout.element_type) {
-    why = outcome::derived_datatype;
-    return std::nullopt;
-  }
-  if (!cachecomm::supports(*layout.element_type, *operation)) {
-    why = outcome::unsupported_pair;
-    return std::nullopt;
-  }
-  return served_reduction{MPI_DATATYPE_NULL, op, *layout.element_type, *operation};
+// MPI requires the same operation on every rank and, for a predefined operation, the same
+// predefined datatype (Open MPI and MPICH refuse a derived one with MPI_ERR_OP), so this decision
+// takes every rank the same way. Derived datatypes go to MPI, which reports them as it would.
+std::optional<served_reduction> reduction_for(MPI_Datatype datatype, MPI_Op op, outcome& why) {
+  auto reduction = reduction_of(datatype, op, why);
+  // A user-defined operation is the first reason (it would pass with any datatype).
+  if (!reduction && why == outcome::derived_datatype) (void)preload::as_reduce_op(op, why);
+  return reduction;
 }
 
 }  // namespace
@@ -207,20 +160,15 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::reduce, r.why_not, pass);
   outcome why = outcome::served;
-  const auto layout = preload::layout_of(datatype, why);
-  if (!layout) return pass_through(call_kind::reduce, why, pass);
-  const auto reduction = reduction_for(datatype, *layout, op, why);
+  const auto reduction = reduction_for(datatype, op, why);
   if (!reduction) return pass_through(call_kind::reduce, why, pass);
   if (count < 0 || !valid_root(*r.fast, root))
     return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
-  if (static_cast<std::size_t>(count) * layout->size == 0)
-    return pass_through(call_kind::reduce, outcome::empty, pass);
-  const reduction_call call{sendbuf, recvbuf,    static_cast<std::size_t>(count), datatype,
-                            *layout, *reduction, r.fast->rank() == root,          comm};
+  if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
+  const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::reduce, comm, "MPI_Reduce", [&] {
-    run_reduction(call, [&](const void* send, void* receive, std::size_t elements) {
-      cachecomm::reduce(*r.fast, send, receive, elements, reduction->type, reduction->op, root);
-    });
+    cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
+                      reduction->op, root);
   });
 }
 
@@ -232,19 +180,14 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::allreduce, r.why_not, pass);
   outcome why = outcome::served;
-  const auto layout = preload::layout_of(datatype, why);
-  if (!layout) return pass_through(call_kind::allreduce, why, pass);
-  const auto reduction = reduction_for(datatype, *layout, op, why);
+  const auto reduction = reduction_for(datatype, op, why);
   if (!reduction) return pass_through(call_kind::allreduce, why, pass);
   if (count < 0) return pass_through(call_kind::allreduce, outcome::invalid_argument, pass);
-  if (static_cast<std::size_t>(count) * layout->size == 0)
-    return pass_through(call_kind::allreduce, outcome::empty, pass);
-  const reduction_call call{
-      sendbuf, recvbuf, static_cast<std::size_t>(count), datatype, *layout, *reduction, true, comm};
+  if (count == 0) return pass_through(call_kind::allreduce, outcome::empty, pass);
+  const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::allreduce, comm, "MPI_Allreduce", [&] {
-    run_reduction(call, [&](const void* send, void* receive, std::size_t elements) {
-      cachecomm::allreduce(*r.fast, send, receive, elements, reduction->type, reduction->op);
-    });
+    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
+                         reduction->op);
   });
 }
 

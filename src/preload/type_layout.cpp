@@ -8,7 +8,6 @@
 #include <string>
 
 #include "cachecomm/error.hpp"
-#include "preload/handle_mapping.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -20,15 +19,6 @@ constexpr int max_depth = 32;
 // What the walk learns about one datatype.
 struct walk {
   bool dense = false;
-  bool mixed = false;  ///< basic elements of different (or unmapped) types
-  std::optional<datatype> element;
-  void merge_elements(const walk& child) {
-    if (child.mixed || (element && child.element && *element != *child.element)) {
-      mixed = true;
-      return;
-    }
-    if (child.element) element = child.element;
-  }
 };
 
 // The datatypes get_contents returns: derived ones are new handles this walk must free.
@@ -117,12 +107,8 @@ walk describe_derived(MPI_Datatype type, int combiner, const contents& parts, in
       continue;
     }
     children.push_back(describe(parts.type(i), depth + 1));
-    result.merge_elements(children.back());
   }
-  if (children.empty()) {
-    result.mixed = true;  // Fortran parameterized types and the like: moved, never reduced
-    return result;
-  }
+  if (children.empty()) return result;  // Fortran parameterized types and the like: packed
   const extents self = extents_of(type);
   const bool self_dense = self.lower == 0 && self.true_lower == 0 && self.extent == self.size &&
                           self.true_extent == self.size;
@@ -185,16 +171,9 @@ walk describe(MPI_Datatype type, int depth) {
     const extents e = extents_of(type);
     // Pair types such as MPI_DOUBLE_INT have padding inside.
     result.dense = e.lower == 0 && e.extent == e.size && e.size > 0;
-    outcome ignored = outcome::served;
-    result.element = as_reducible(type, ignored);
-    result.mixed = !result.element;
     return result;
   }
-  if (depth >= max_depth) {
-    walk result;
-    result.mixed = true;
-    return result;
-  }
+  if (depth >= max_depth) return {};
   const contents parts(type, integers, addresses, datatypes);
   return describe_derived(type, combiner, parts, depth);
 }
@@ -225,10 +204,6 @@ std::optional<type_layout> layout_of(MPI_Datatype type, outcome& why_not) {
     layout.size = static_cast<std::size_t>(e.size);
     layout.extent = e.extent;
     layout.dense = w.dense;
-    if (!w.mixed && w.element && layout.size % size_of(*w.element) == 0) {
-      layout.element_type = w.element;
-      layout.elements_per_item = layout.size / size_of(*w.element);
-    }
     int integers = 0;
     int addresses = 0;
     int datatypes = 0;

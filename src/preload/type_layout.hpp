@@ -11,7 +11,6 @@
 #include <optional>
 #include <vector>
 
-#include "cachecomm/datatype.hpp"
 #include "preload/call_stats.hpp"
 
 namespace cachecomm::detail::preload {
@@ -22,11 +21,6 @@ struct type_layout {
   MPI_Aint extent = 0;   ///< distance between consecutive elements
   /// count elements lie at buffer[0, count * size) in signature order: move them as they are.
   bool dense = false;
-  /// The cachecomm type of every basic element of the signature, when they all map to the same one
-  /// (the reductions cachecomm can do); empty for a mixed or unmapped signature.
-  std::optional<datatype> element_type;
-  /// Basic elements per datatype element, when `element_type` is set.
-  std::size_t elements_per_item = 0;
   bool predefined = false;  ///< MPI_COMBINER_NAMED
 };
 

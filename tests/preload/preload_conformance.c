@@ -282,6 +282,11 @@ static void reductions(MPI_Comm comm, const type_info* t, int op, int salt) {
         const int here = rank == root && in_place;
         for (int i = 0; i < count; ++i)
           t->set(here ? receive : send, i, value_of(t->klass, op, rank, i, salt));
+#ifdef MPICH_VERSION
+        /* MPICH 4.0.2 crashes (plain, without the preload) in MPI_Reduce with MPI_IN_PLACE at a
+         * root other than 0 from about 2 KiB. */
+        if (in_place && root != 0 && (size_t)count * t->size >= 1024) continue;
+#endif
         MPI_Reduce(here ? MPI_IN_PLACE : send, receive, count, t->type, op_handle(op), root, comm);
         if (rank == root)
           for (int i = 0; i < count; ++i)
