@@ -258,19 +258,17 @@ static void atomics(MPI_Win win, long long* base, int mode) {
     if (rank == 0) MPI_Win_post(all_group, 0, win);
     MPI_Win_start(zero_group, 0, win);
   }
+  /* In fence and PSCW epochs the fetched values are defined only once the epoch ends: each call
+   * gets its own result slot, read afterwards. */
   const long long one = 1;
-  long long first_fetch = -1, fetched = 0;
+  static long long fetched[iterations], old[iterations][2];
   for (int i = 0; i < iterations; ++i) {
-    MPI_Fetch_and_op(&one, &fetched, MPI_LONG_LONG, 0, 0, MPI_SUM, win);
-    if (i == 0) first_fetch = fetched;
+    MPI_Fetch_and_op(&one, &fetched[i], MPI_LONG_LONG, 0, 0, MPI_SUM, win);
     MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG, MPI_SUM, win);
     long long two[2] = {1, 2};
-    long long old[2];
-    MPI_Get_accumulate(two, 2, MPI_LONG_LONG, old, 2, MPI_LONG_LONG, 0, 1, 2, MPI_LONG_LONG,
+    MPI_Get_accumulate(two, 2, MPI_LONG_LONG, old[i], 2, MPI_LONG_LONG, 0, 1, 2, MPI_LONG_LONG,
                        MPI_SUM, win);
     if (mode == 0) MPI_Win_flush(0, win);
-    /* Atomic per element only: the two fetched elements need not come from one moment. */
-    check(old[0] >= 0 && old[0] < (long long)iterations * size, "get_accumulate fetched");
   }
   /* Compare_and_swap: exactly one rank turns 0 into its rank + 1. MPI_INT: Open MPI 4.1.4's osc
    * rdma crashes (SIGSEGV in btl vader) on an 8-byte compare-and-swap to another rank. */
@@ -309,6 +307,15 @@ static void atomics(MPI_Win win, long long* base, int mode) {
     MPI_Win_complete(win);
     if (rank == 0) MPI_Win_wait(win);
   }
+  const long long first_fetch = fetched[0];
+  for (int i = 0; i < iterations; ++i) {
+    /* Atomic per element only: the two fetched elements need not come from one moment. */
+    check(old[i][0] >= 0 && old[i][0] < (long long)iterations * size && old[i][1] >= 0 &&
+              old[i][1] < 2LL * iterations * size,
+          "get_accumulate fetched a value the target held");
+    check(fetched[i] >= 0 && fetched[i] < 2LL * iterations * size,
+          "fetch_and_op fetched a value the target held");
+  }
   check(counter == 2LL * iterations * size, "fetch_and_op and accumulate add up");
   check(pair[0] == (long long)iterations * size && pair[1] == 2LL * iterations * size,
         "get_accumulate adds up");
@@ -340,10 +347,11 @@ static void request_based(MPI_Win win, long long* base) {
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_lock_all(0, win);
   MPI_Request requests[4];
+  MPI_Status statuses[2];
   long long value = 100 + rank, one = 1;
   MPI_Rput(&value, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win, &requests[0]);
   MPI_Raccumulate(&one, 1, MPI_LONG_LONG, 0, 1, 1, MPI_LONG_LONG, MPI_SUM, win, &requests[1]);
-  MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+  MPI_Waitall(2, requests, statuses);
   MPI_Win_flush_all(win);
   long long seen = -1, old = -1;
   MPI_Rget(&seen, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win, &requests[2]);
@@ -373,10 +381,14 @@ static void mixed(MPI_Win win, long long* base) {
   MPI_Comm_group(MPI_COMM_WORLD, &world_group);
   MPI_Group_incl(world_group, 1, &left, &left_group);
   MPI_Group_incl(world_group, 1, &right, &right_group);
+  long long got = -1;
   MPI_Win_post(left_group, 0, win);
   MPI_Win_start(right_group, 0, win);
-  long long got = -1;
   MPI_Get(&got, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win);
+  MPI_Win_complete(win); /* the get's buffer is defined from here on */
+  MPI_Win_wait(win);
+  MPI_Win_post(left_group, 0, win);
+  MPI_Win_start(right_group, 0, win);
   value = got + 100;
   MPI_Put(&value, 1, MPI_LONG_LONG, right, 1, 1, MPI_LONG_LONG, win);
   long long one = 1;
