@@ -55,10 +55,10 @@ preload_case(preload_collectives_linked RANKS 2 3
   ARGS --linked ${preload_served} -- $<TARGET_FILE:preload_collectives_linked>)
 preload_case(preload_passthrough RANKS 2 3 4 8
   ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)
-# A window of one rank stays MPI's (nothing to accelerate).
-preload_case(preload_windows.single RANKS 1 ARGS --reason MPI_Win_allocate:one-rank -- $<TARGET_FILE:preload_windows>)
-preload_case(preload_rma.single RANKS 1 ARGS --reason MPI_Win_allocate:one-rank -- $<TARGET_FILE:preload_rma>)
 if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
+  # A window of one rank stays MPI's (nothing to accelerate).
+  preload_case(preload_windows.single RANKS 1 ARGS --reason MPI_Win_allocate:one-rank -- $<TARGET_FILE:preload_windows>)
+  preload_case(preload_rma.single RANKS 1 ARGS --reason MPI_Win_allocate:one-rank -- $<TARGET_FILE:preload_rma>)
   preload_case(preload_windows RANKS 2 3 4 8
     ARGS --served MPI_Win_allocate --served MPI_Win_fence --served MPI_Put --served MPI_Get --served MPI_Accumulate
          --reason MPI_Put:done-by-mpi-under-lock --reason MPI_Put:passive-target -- $<TARGET_FILE:preload_windows>)
@@ -73,11 +73,11 @@ if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
 else()
   # MPICH: windows stay MPI's, and its passive target needs the target inside MPI, so the barrier
   # that follows the lock epoch must be MPI's too (see docs/architecture.md, preload, known limits).
-  preload_case(preload_windows RANKS 2 3 4 8
+  preload_case(preload_windows RANKS 1 2 3 4 8
     ARGS --env CACHECOMM_PRELOAD_BARRIER=0 --reason MPI_Win_allocate:needs-mpi-progress
          --reason MPI_Barrier:disabled -- $<TARGET_FILE:preload_windows>)
   # The collectives between passive-target epochs must be MPI's too, for the same reason.
-  preload_case(preload_rma RANKS 2 3 4
+  preload_case(preload_rma RANKS 1 2 3 4
     ARGS --env CACHECOMM_PRELOAD_BARRIER=0 --env CACHECOMM_PRELOAD_ALLREDUCE=0
          --reason MPI_Win_allocate:needs-mpi-progress --reason MPI_Fetch_and_op:mpi-window
          -- $<TARGET_FILE:preload_rma>)
