@@ -93,6 +93,15 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   preload::stats().count(kind, outcome::needs_mpi_progress);
   return pass();
 #endif
+  // A window's epoch state and cachecomm::window serve one thread at a time; under
+  // MPI_THREAD_MULTIPLE threads may use one window at once. (Checked here too, whatever the
+  // collectives allow.) The registry stays empty then, so its lookups never race with a change.
+  int provided = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&provided);
+  if (provided == MPI_THREAD_MULTIPLE) {
+    preload::stats().count(kind, outcome::thread_level);
+    return pass();
+  }
   if (size < 0 || disp_unit <= 0 || baseptr == nullptr || win == nullptr) {
     preload::stats().count(kind, outcome::invalid_argument);
     return pass();

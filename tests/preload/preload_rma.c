@@ -422,7 +422,13 @@ static void mixed(MPI_Win win, long long* base) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  /* "multiple": the same at MPI_THREAD_MULTIPLE (one thread uses the window). */
+  if (argc > 1 && strcmp(argv[1], "multiple") == 0) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Info info;

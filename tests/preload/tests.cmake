@@ -70,6 +70,9 @@ if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
          --reason MPI_Accumulate:done-by-mpi-under-lock --reason MPI_Accumulate:passive-target
          --reason MPI_Fetch_and_op:passive-target --reason MPI_Put:passive-target
          -- $<TARGET_FILE:preload_rma>)
+  # Under MPI_THREAD_MULTIPLE windows stay MPI's whatever else is served.
+  preload_case(preload_rma.thread_multiple RANKS 2
+    ARGS --reason MPI_Win_allocate:thread-level -- $<TARGET_FILE:preload_rma> multiple)
 else()
   # MPICH: windows stay MPI's, and its passive target needs the target inside MPI, so the barrier
   # that follows the lock epoch must be MPI's too (see docs/architecture.md, preload, known limits).
