@@ -216,7 +216,25 @@ static void accumulate_ops(MPI_Win win, long long* base, int fence) {
   } else {
     MPI_Win_unlock_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
   }
+  /* Atomic reads of the pairs (MPI_Get_accumulate with MPI_NO_OP), defined after the epoch. */
+  int pair_read[2] = {-1, -1};
+  struct {
+    short value;
+    int index;
+  } short_int_read = {-1, -1};
+  MPI_Get_accumulate(NULL, 0, MPI_2INT, pair_read, 1, MPI_2INT, 0, 33, 1, MPI_2INT, MPI_NO_OP, win);
+  MPI_Get_accumulate(NULL, 0, MPI_SHORT_INT, &short_int_read, 1, MPI_SHORT_INT, 0, 64, 1,
+                     MPI_SHORT_INT, MPI_NO_OP, win);
+  if (fence) {
+    MPI_Win_fence(0, win);
+  } else {
+    MPI_Win_unlock_all(win);
+  }
+  check(pair_read[0] == 10 && pair_read[1] == 0, "atomic get of an MPI_2INT pair");
+  check(short_int_read.value == (size - 1) * 2 && short_int_read.index == size - 1,
+        "atomic get of an MPI_SHORT_INT pair");
   if (rank == 0) {
     long long result[20] = {0};
     for (int op = 0; op < count; ++op) result[op] = ints[2 * op];
