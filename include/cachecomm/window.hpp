@@ -88,6 +88,15 @@ class window {
   [[nodiscard]] int size() const;
   /// True when `target` shares this rank's node (accesses are shared-memory copies).
   [[nodiscard]] bool is_node_local(int target) const;
+  /// True when an atomic access (accumulate, fetch_and_accumulate: `element_alignment` =
+  /// alignment of the type, 8 for complex128; compare_and_swap: the element size) to `target` at
+  /// `displacement` would be aligned, so that it does not throw for alignment. Always true for a
+  /// target on another node (MPI handles any alignment) and for a rank outside the window (the
+  /// access reports that).
+  [[nodiscard]] bool atomic_aligned(int target, std::size_t displacement,
+                                    std::size_t element_alignment) const;
+  /// Alignment accumulate and fetch_and_accumulate need for elements of `type`.
+  [[nodiscard]] static std::size_t atomic_alignment(datatype type);
 
   // ---- one-sided operations (inside an access epoch) ----
   /// Copies `bytes` bytes from `origin` to the target's region at displacement `displacement`.

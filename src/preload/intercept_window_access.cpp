@@ -62,6 +62,15 @@ std::optional<cachecomm::datatype> atomic_type(MPI_Datatype type,
   return mapped;
 }
 
+/// Whether cachecomm's atomics can reach the element (MPI accepts any alignment; cachecomm's CAS
+/// needs the element's). The decision depends on the address only, the same in every process.
+bool aligned(const served_window& record, int target, MPI_Aint target_disp,
+             cachecomm::datatype type) {
+  return target_disp >= 0 &&
+         record.window->atomic_aligned(target, static_cast<std::size_t>(target_disp),
+                                       cachecomm::window::atomic_alignment(type));
+}
+
 }  // namespace
 
 extern "C" {
@@ -120,7 +129,8 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
   std::optional<cachecomm::reduce_op> operation;
   auto type = atomic_type(origin_datatype, {target_datatype}, origin_count, {target_count},
                           target_disp, op, operation);
-  if (!type || !operation) {  // MPI_NO_OP changes nothing; MPI checks its arguments
+  // MPI_NO_OP changes nothing (MPI checks its arguments); MPI takes any alignment.
+  if (!type || !operation || !aligned(*record, target_rank, target_disp, *type)) {
     return preload::through_mpi(call_kind::win_accumulate, *record, target_rank, pass);
   }
   return preload::serve_window(call_kind::win_accumulate, *record, "MPI_Accumulate", [&] {
@@ -149,7 +159,8 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
                                 target_disp, op, operation)
                   : atomic_type(target_datatype, {result_datatype, origin_datatype}, target_count,
                                 {result_count, origin_count}, target_disp, op, operation);
-  if (!type) return preload::through_mpi(kind, *record, target_rank, pass);
+  if (!type || !aligned(*record, target_rank, target_disp, *type))
+    return preload::through_mpi(kind, *record, target_rank, pass);
   return preload::serve_window(kind, *record, "MPI_Get_accumulate", [&] {
     record->window->fetch_and_accumulate(op == MPI_NO_OP ? nullptr : origin_addr, result_addr,
                                          static_cast<std::size_t>(target_count), *type,
@@ -169,7 +180,8 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
   if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   std::optional<cachecomm::reduce_op> operation;
   auto type = atomic_type(datatype, {}, 1, {}, target_disp, op, operation);
-  if (!type) return preload::through_mpi(kind, *record, target_rank, pass);
+  if (!type || !aligned(*record, target_rank, target_disp, *type))
+    return preload::through_mpi(kind, *record, target_rank, pass);
   return preload::serve_window(kind, *record, "MPI_Fetch_and_op", [&] {
     record->window->fetch_and_accumulate(op == MPI_NO_OP ? nullptr : origin_addr, result_addr, 1,
                                          *type, operation.value_or(cachecomm::reduce_op::replace),
@@ -192,7 +204,10 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
   // MPI allows integer, logical and byte types here; compared bit for bit like MPI does.
   auto type = preload::as_reducible(datatype, why);
   const bool word = type && cachecomm::supports(*type, cachecomm::reduce_op::bitwise_xor);
-  if (!word || target_disp < 0) return preload::through_mpi(kind, *record, target_rank, pass);
+  if (!word || target_disp < 0 ||
+      !record->window->atomic_aligned(target_rank, static_cast<std::size_t>(target_disp),
+                                      cachecomm::size_of(*type)))
+    return preload::through_mpi(kind, *record, target_rank, pass);
   return preload::serve_window(kind, *record, "MPI_Compare_and_swap", [&] {
     record->window->compare_and_swap(origin_addr, compare_addr, result_addr,
                                      cachecomm::size_of(*type), target_rank,

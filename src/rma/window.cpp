@@ -349,6 +349,19 @@ void window_impl::accumulate(const void* origin, std::size_t count, datatype typ
                       m_stripes, {target_node, offset}, m_comm->wait());
 }
 
+bool window_impl::atomic_aligned(int target, std::size_t displacement,
+                                 std::size_t alignment) const {
+  if (target < 0 || target >= m_size) return true;  // the access itself reports the bad rank
+  const int target_node = m_node_rank_of[static_cast<std::size_t>(target)];
+  if (m_multi_node || target_node < 0 || alignment <= 1) return true;
+  // Address arithmetic only: the displacement may lie past the region (the access then throws
+  // for the range instead).
+  const auto address =
+      reinterpret_cast<std::uintptr_t>(m_region[static_cast<std::size_t>(target_node)]) +
+      displacement * m_units[static_cast<std::size_t>(target)];
+  return address % alignment == 0;
+}
+
 std::byte* window_impl::atomic_destination(int target, std::size_t offset, std::size_t alignment,
                                            const char* what) const {
   std::byte* destination =
@@ -670,6 +683,13 @@ int window::size() const {
 }
 bool window::is_node_local(int target) const {
   return m_impl->is_node_local(target);
+}
+bool window::atomic_aligned(int target, std::size_t displacement,
+                            std::size_t element_alignment) const {
+  return m_impl->atomic_aligned(target, displacement, element_alignment);
+}
+std::size_t window::atomic_alignment(datatype type) {
+  return detail::accumulate_alignment(type);
 }
 
 void window::put(const void* origin, std::size_t bytes, int target, std::size_t displacement) {

@@ -53,6 +53,8 @@ class window_impl {
   [[nodiscard]] int rank() const { return m_rank; }
   [[nodiscard]] int size() const { return m_size; }
   [[nodiscard]] bool is_node_local(int target) const;
+  [[nodiscard]] bool atomic_aligned(int target, std::size_t displacement,
+                                    std::size_t alignment) const;
 
   void put(const void* origin, std::size_t bytes, int target, std::size_t displacement);
   void get(void* result, std::size_t bytes, int target, std::size_t displacement);

@@ -389,6 +389,11 @@ TEST(window, misaligned_accumulate_is_refused) {
   if (comm.topology().node_count != 1)
     GTEST_SKIP() << "MPI's accumulate handles any alignment across nodes";
   cachecomm::window win(comm, 64, 1);
+  EXPECT_FALSE(win.atomic_aligned(0, 4, 8));
+  EXPECT_TRUE(win.atomic_aligned(0, 8, 8));
+  EXPECT_TRUE(win.atomic_aligned(0, 4, 4));
+  EXPECT_TRUE(win.atomic_aligned(comm.size(), 4, 8));  // the access reports the bad rank
+  EXPECT_EQ(cachecomm::window::atomic_alignment(cachecomm::datatype::complex128), 8U);
   std::int64_t one = 1;
   win.fence();
   try {
