@@ -50,12 +50,17 @@ mpi, ours = load("mpi"), load("cachecomm")
 over = np > cores
 print(f"preload benchmark: {np} ranks on {cores} cores{' (oversubscribed)' if over else ''}, "
       f"{len(mpi['barrier'])} alternating run(s) each; median of the runs' per-call medians")
-print(f"{'operation':<22}{'MPI us':>10}{'preloaded us':>14}{'speed-up':>10}")
+print(f"{'operation':<30}{'MPI us':>10}{'preloaded us':>14}{'speed-up':>10}")
 results = []
-for op, label in (("barrier", "MPI_Barrier"), ("allreduce", "MPI_Allreduce 8 B"), ("bcast", "MPI_Bcast 1 MiB")):
+rows = (("barrier", "MPI_Barrier"), ("allreduce", "MPI_Allreduce 8 B"), ("bcast", "MPI_Bcast 1 MiB"),
+        ("win_fence_put", "fence epoch + 8 B put"), ("win_pscw_put", "PSCW ring epoch + 8 B put"),
+        ("win_lock_put_flush", "lock + put + flush + unlock"),
+        ("win_fetch_and_op_fence", "Fetch_and_op (fence epoch)"),
+        ("win_fetch_and_op_lock_all", "Fetch_and_op + flush (lock_all)"))
+for op, label in rows:
     m = statistics.median(r["median_us"] for r in mpi[op])
     c = statistics.median(r["median_us"] for r in ours[op])
-    print(f"{label:<22}{m:>10.3f}{c:>14.3f}{m / c:>9.2f}x")
+    print(f"{label:<30}{m:>10.3f}{c:>14.3f}{m / c:>9.2f}x")
     for impl, runs, med in (("mpi", mpi[op], m), ("cachecomm", ours[op], c)):
         results.append({"op": op, "impl": impl, "algorithm": "preload" if impl == "cachecomm" else "default",
                         "bytes": runs[0]["bytes"], "iters": sum(r["iters"] for r in runs), "median_us": med,

@@ -56,6 +56,14 @@ class window {
   /// units of `disp_unit` bytes by the other ranks. The window keeps a reference to the comm,
   /// which must outlive it. The region starts zero-filled and page-aligned.
   window(comm& communicator, std::size_t bytes, std::size_t disp_unit = 1);
+  /// Collective, over memory the node's ranks already share (e.g. an MPI window from
+  /// MPI_Win_allocate_shared): `node_regions[i]` is node rank i's region as mapped in this process,
+  /// `bytes` this rank's share. The memory is the caller's and must outlive the window; cachecomm
+  /// keeps only its synchronization words in a segment of its own. Single-node communicators only
+  /// make sense here (ranks on other nodes are reached through an MPI window over this rank's
+  /// region).
+  window(comm& communicator, std::size_t bytes, std::size_t disp_unit,
+         std::span<std::byte* const> node_regions);
   /// Collective too when the window spans nodes (it frees an MPI window).
   ~window();
   window(const window&) = delete;
@@ -80,6 +88,15 @@ class window {
   [[nodiscard]] int size() const;
   /// True when `target` shares this rank's node (accesses are shared-memory copies).
   [[nodiscard]] bool is_node_local(int target) const;
+  /// True when an atomic access (accumulate, fetch_and_accumulate: `element_alignment` =
+  /// alignment of the type, 8 for complex128; compare_and_swap: the element size) to `target` at
+  /// `displacement` would be aligned, so that it does not throw for alignment. Always true for a
+  /// target on another node (MPI handles any alignment) and for a rank outside the window (the
+  /// access reports that).
+  [[nodiscard]] bool atomic_aligned(int target, std::size_t displacement,
+                                    std::size_t element_alignment) const;
+  /// Alignment accumulate and fetch_and_accumulate need for elements of `type`.
+  [[nodiscard]] static std::size_t atomic_alignment(datatype type);
 
   // ---- one-sided operations (inside an access epoch) ----
   /// Copies `bytes` bytes from `origin` to the target's region at displacement `displacement`.
@@ -91,6 +108,15 @@ class window {
   /// accumulates (elements must be aligned to their size, 8 for complex128).
   void accumulate(const void* origin, std::size_t count, datatype type, reduce_op op, int target,
                   std::size_t displacement);
+
+  /// Like accumulate, and stores each element's previous value in `result` (MPI_Get_accumulate,
+  /// MPI_Fetch_and_op); a null `origin` only reads the elements atomically (MPI_NO_OP).
+  void fetch_and_accumulate(const void* origin, void* result, std::size_t count, datatype type,
+                            reduce_op op, int target, std::size_t displacement);
+  /// Atomically: `result` = the target element; if it equals `compare` bit for bit it becomes
+  /// `origin`. One element of 1, 2, 4 or 8 bytes, aligned to its size (MPI_Compare_and_swap).
+  void compare_and_swap(const void* origin, const void* compare, void* result,
+                        std::size_t element_bytes, int target, std::size_t displacement);
 
   template <typename T>
   void put(std::span<const T> values, int target, std::size_t displacement) {

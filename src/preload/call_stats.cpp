@@ -22,6 +22,10 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::win_get: return "MPI_Get";
     case call_kind::win_accumulate: return "MPI_Accumulate";
     case call_kind::win_free: return "MPI_Win_free";
+    case call_kind::win_get_accumulate: return "MPI_Get_accumulate";
+    case call_kind::win_fetch_and_op: return "MPI_Fetch_and_op";
+    case call_kind::win_compare_and_swap: return "MPI_Compare_and_swap";
+    case call_kind::win_passive: return "MPI_Win_lock/unlock/lock_all/unlock_all";
     case call_kind::comm_dup: return "MPI_Comm_dup";
     case call_kind::comm_split: return "MPI_Comm_split";
     case call_kind::comm_split_type: return "MPI_Comm_split_type";
@@ -56,6 +60,8 @@ std::string_view to_string(outcome reason) {
     case outcome::multi_node: return "multi-node";
     case outcome::no_mpi_window: return "no-mpi-window";
     case outcome::needs_mpi_progress: return "needs-mpi-progress";
+    case outcome::passive_target: return "passive-target";
+    case outcome::one_rank: return "one-rank";
     case outcome::count_: break;
   }
   return "?";

@@ -22,6 +22,11 @@ enum class call_kind {
   win_get,
   win_accumulate,
   win_free,
+  win_get_accumulate,
+  win_fetch_and_op,
+  win_compare_and_swap,
+  win_passive,  ///< MPI_Win_lock/unlock/lock_all/unlock_all: always MPI's, tracked on served
+                ///< windows
   comm_dup,
   comm_split,
   comm_split_type,
@@ -55,7 +60,9 @@ enum class outcome {
   multi_node,          ///< the communicator spans nodes: windows stay MPI's
   needs_mpi_progress,  ///< MPICH: passive-target RMA needs the target inside MPI; windows stay
                        ///< MPI's
-  no_mpi_window,  ///< MPI cannot create a window over cachecomm's memory (Open MPI at one rank)
+  no_mpi_window,   ///< MPI gives no shared memory for the window (MPI_Win_allocate_shared failed)
+  passive_target,  ///< inside a passive-target epoch (MPI_Win_lock/lock_all): MPI's
+  one_rank,        ///< a window of one rank: nothing to accelerate, MPI's own window
   count_
 };
 

@@ -1,60 +1,30 @@
-// Windows from MPI_Win_allocate served by cachecomm::window: fence, post/start/complete/wait/test,
-// put/get/accumulate. Each such window is also an MPI window over the same memory
-// (PMPI_Win_create), so everything cachecomm does not do - passive target (lock/unlock),
-// attributes, groups, a put with a derived datatype - is MPI's, on the same bytes.
+// Windows from MPI_Win_allocate: creation, freeing, synchronization and queries.
+//
+// A served window is MPI's window from MPI_Win_allocate_shared on the program's communicator (one
+// node, two ranks or more) with a cachecomm::window over the same memory, so MPI answers base,
+// size, displacement unit, model, group, name, info and error handlers itself, and does every call
+// cachecomm does not accelerate on the same bytes. Two answers differ from a shared window and are
+// given here as Open MPI's MPI_Win_allocate window gives them: the create flavor (ALLOCATE) and
+// MPI_Win_shared_query (MPI_ERR_RMA_FLAVOR). cachecomm serves fence and PSCW; passive target
+// (lock, lock_all, flush, sync) is MPI's and only tracked, so that the accesses inside it go to
+// MPI.
 #include <mpi.h>
 
-#include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "cachecomm/error.hpp"
 #include "cachecomm/window.hpp"
-#include "preload/handle_mapping.hpp"
 #include "preload/runtime.hpp"
+#include "preload/served_windows.hpp"
+#include "rma/window_impl.hpp"
 
 namespace preload = cachecomm::detail::preload;
 using preload::call_kind;
 using preload::outcome;
+using preload::served_window;
 
 namespace {
-
-struct served_window {
-  MPI_Win win = MPI_WIN_NULL;              ///< the MPI window over the cachecomm region
-  MPI_Group comm_group = MPI_GROUP_NULL;   ///< for translating post/start groups to ranks
-  std::shared_ptr<cachecomm::comm> owner;  ///< keeps the cachecomm communicator alive
-  std::unique_ptr<cachecomm::window> window;
-  bool fence_epoch = false;   ///< a fence opened an epoch (not closed by MPI_MODE_NOSUCCEED)
-  bool access_epoch = false;  ///< between start and complete
-};
-
-// Few windows live at once: a vector searched from the back (the newest is the likeliest).
-std::vector<std::unique_ptr<served_window>>& windows() {
-  static std::vector<std::unique_ptr<served_window>> all;
-  return all;
-}
-
-served_window* find(MPI_Win win) {
-  if (preload::inside_cachecomm()) return nullptr;
-  auto& all = windows();
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if ((*it)->win == win) return it->get();
-  }
-  return nullptr;
-}
-
-void destroy(served_window& record) {
-  preload::cachecomm_scope scope;
-  if (record.win != MPI_WIN_NULL) PMPI_Win_free(&record.win);
-  if (record.comm_group != MPI_GROUP_NULL) PMPI_Group_free(&record.comm_group);
-  record.window.reset();
-}
-
-// Windows the program never freed go before the communicator states (MPI_Finalize).
-void free_all_windows() {
-  for (auto& record : windows()) destroy(*record);
-  windows().clear();
-}
 
 std::vector<int> ranks_of(served_window& record, MPI_Group group) {
   int count = 0;
@@ -66,73 +36,42 @@ std::vector<int> ranks_of(served_window& record, MPI_Group group) {
   return out;
 }
 
-template <typename Body>
-int serve_window(call_kind kind, served_window& record, const char* call, Body&& body) {
-  try {
-    preload::cachecomm_scope scope;
-    body();
-  } catch (...) {
-    preload::stats().count(kind, outcome::cachecomm_error);
-    return preload::report_window_failure(record.win, call);
-  }
-  preload::stats().count_served(kind);
-  return MPI_SUCCESS;
+// A fence followed by no access opens no epoch in MPI, so PSCW may follow it directly.
+void leave_fence_epoch(served_window& record) {
+  if (!record.fence_epoch) return;
+  record.window->impl().leave_fence_epoch();
+  record.fence_epoch = false;
 }
 
-// Byte count when both sides are predefined, gap-free and the same length; else nothing.
-bool plain_bytes(int origin_count, MPI_Datatype origin_type, int target_count,
-                 MPI_Datatype target_type, std::size_t& bytes, outcome& why) {
-  auto origin = preload::as_movable(origin_type, why);
-  auto target = preload::as_movable(target_type, why);
-  if (!origin || !target) return false;
-  if (origin_count < 0 || target_count < 0) {
-    why = outcome::invalid_argument;
-    return false;
-  }
-  bytes = static_cast<std::size_t>(origin_count) * origin->element_bytes;
-  if (bytes != static_cast<std::size_t>(target_count) * target->element_bytes) {
-    why = outcome::invalid_argument;
-    return false;
-  }
-  return true;
+/// MPI_Win_allocate_shared with the program's arguments, its failure kept from the program's error
+/// handler (MPI may have no shared memory for it, e.g. with another osc component selected).
+int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                    MPI_Win* win) {
+  MPI_Errhandler program_handler = MPI_ERRHANDLER_NULL;
+  PMPI_Comm_get_errhandler(comm, &program_handler);
+  PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const int code = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+  PMPI_Comm_set_errhandler(comm, program_handler);
+  PMPI_Errhandler_free(&program_handler);
+  return code;
 }
 
-/// The window of a put, get or accumulate that cachecomm serves, or nullptr (the reason counted)
-/// when the call passes through: the window is MPI's own, or no epoch is open on it.
-served_window* window_in_epoch(call_kind kind, MPI_Win win) {
-  served_window* record = find(win);
-  if (record == nullptr) {
-    if (!preload::inside_cachecomm()) preload::stats().count(kind, outcome::mpi_window);
-    return nullptr;
-  }
-  if (!record->fence_epoch && !record->access_epoch) {
-    preload::stats().count(kind, outcome::outside_epoch);
-    return nullptr;
-  }
-  return record;
-}
-
-// An access cachecomm cannot express, inside a cachecomm epoch: MPI does it under a shared lock on
-// the MPI window over the same memory, after cachecomm has seen the target's post (PSCW), so it
-// lands when the epoch allows it; the closing fence or complete orders it like the rest.
-template <typename Access>
-int through_mpi(call_kind kind, served_window& record, int target, Access&& access) {
-  if (record.access_epoch) {
-    try {
-      preload::cachecomm_scope scope;
-      char nothing = 0;
-      record.window->put(&nothing, 0, target, 0);  // waits for the target's post
-    } catch (...) {
-      preload::stats().count(kind, outcome::cachecomm_error);
-      return preload::report_window_failure(record.win, "waiting for the target's post");
+/// Every node rank's region in this process, in node-rank order, from MPI's shared window.
+std::vector<std::byte*> node_regions(const cachecomm::comm& fast, MPI_Win win) {
+  const auto& topology = fast.topology();
+  std::vector<std::byte*> regions;
+  for (int node_rank = 0; node_rank < topology.node_size; ++node_rank) {
+    MPI_Aint bytes = 0;
+    int unit = 0;
+    void* base = nullptr;
+    const int code = PMPI_Win_shared_query(win, topology.node_ranks[node_rank], &bytes, &unit,
+                                           static_cast<void*>(&base));
+    if (code != MPI_SUCCESS) {
+      throw cachecomm::mpi_error("cachecomm preload: MPI_Win_shared_query failed", code);
     }
+    regions.push_back(static_cast<std::byte*>(base));
   }
-  preload::stats().count(kind, outcome::packed_through_mpi);
-  int code = PMPI_Win_lock(MPI_LOCK_SHARED, target, 0, record.win);
-  if (code != MPI_SUCCESS) return code;
-  code = access();
-  const int unlock = PMPI_Win_unlock(target, record.win);
-  return code != MPI_SUCCESS ? code : unlock;
+  return regions;
 }
 
 }  // namespace
@@ -154,6 +93,15 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   preload::stats().count(kind, outcome::needs_mpi_progress);
   return pass();
 #endif
+  // A window's epoch state and cachecomm::window serve one thread at a time; under
+  // MPI_THREAD_MULTIPLE threads may use one window at once. (Checked here too, whatever the
+  // collectives allow.) The registry stays empty then, so its lookups never race with a change.
+  int provided = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&provided);
+  if (provided == MPI_THREAD_MULTIPLE) {
+    preload::stats().count(kind, outcome::thread_level);
+    return pass();
+  }
   if (size < 0 || disp_unit <= 0 || baseptr == nullptr || win == nullptr) {
     preload::stats().count(kind, outcome::invalid_argument);
     return pass();
@@ -174,199 +122,187 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     preload::stats().count(kind, outcome::multi_node);
     return pass();
   }
-  static const bool cleanup_registered = [] {
-    preload::set_window_cleanup(free_all_windows);
-    return true;
-  }();
-  (void)cleanup_registered;
+  if (fast->size() == 1) {
+    preload::stats().count(kind, outcome::one_rank);
+    return pass();
+  }
   auto record = std::make_unique<served_window>();
-  try {
+  {
     preload::cachecomm_scope scope;
-    record->owner = preload::shared_fast_comm(comm);
-    record->window = std::make_unique<cachecomm::window>(*fast, static_cast<std::size_t>(size),
-                                                         static_cast<std::size_t>(disp_unit));
-    void* base = record->window->local().data();
-    // MPI may be unable to expose this memory (Open MPI's osc components at one rank): then the
-    // window stays MPI's. Its failure must not reach the program's error handler.
-    MPI_Errhandler program_handler = MPI_ERRHANDLER_NULL;
-    PMPI_Comm_get_errhandler(comm, &program_handler);
-    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    const int code = PMPI_Win_create(base, size, disp_unit, info, comm, &record->win);
-    PMPI_Comm_set_errhandler(comm, program_handler);
-    PMPI_Errhandler_free(&program_handler);
-    if (code != MPI_SUCCESS) {
+    if (allocate_shared(size, disp_unit, info, comm, baseptr, &record->win) != MPI_SUCCESS) {
       record->win = MPI_WIN_NULL;
-      destroy(*record);
       preload::stats().count(kind, outcome::no_mpi_window);
       return pass();
     }
+  }
+  try {
+    preload::cachecomm_scope scope;
+    record->owner = preload::shared_fast_comm(comm);
+    const std::vector<std::byte*> regions = node_regions(*fast, record->win);
+    record->window = std::make_unique<cachecomm::window>(
+        *fast, static_cast<std::size_t>(size), static_cast<std::size_t>(disp_unit), regions);
     PMPI_Comm_group(comm, &record->comm_group);
-    *static_cast<void**>(baseptr) = base;
-    *win = record->win;
   } catch (...) {
     preload::stats().count(kind, outcome::cachecomm_error);
-    destroy(*record);
+    preload::destroy_window(*record);
     return preload::report_failure(comm, "MPI_Win_allocate");
   }
-  windows().push_back(std::move(record));
+  *win = record->win;
+  preload::add_window(std::move(record));
   preload::stats().count_served(kind);
   return MPI_SUCCESS;
 }
 
 int MPI_Win_free(MPI_Win* win) {
-  served_window* record = win != nullptr ? find(*win) : nullptr;
+  served_window* record = win != nullptr ? preload::find_window(*win) : nullptr;
   if (record == nullptr) {
     if (!preload::inside_cachecomm())
       preload::stats().count(call_kind::win_free, outcome::mpi_window);
     return PMPI_Win_free(win);
   }
-  destroy(*record);
-  auto& all = windows();
-  all.erase(
-      std::remove_if(all.begin(), all.end(), [record](const auto& r) { return r.get() == record; }),
-      all.end());
+  preload::free_window(*record);
   *win = MPI_WIN_NULL;
   preload::stats().count_served(call_kind::win_free);
   return MPI_SUCCESS;
 }
 
 int MPI_Win_fence(int assert_flags, MPI_Win win) {
-  served_window* record = find(win);
+  served_window* record = preload::find_window(win);
   if (record == nullptr) {
     if (!preload::inside_cachecomm())
       preload::stats().count(call_kind::win_fence, outcome::mpi_window);
     return PMPI_Win_fence(assert_flags, win);
   }
+  // MPI's own accesses in the epoch (derived types, get_accumulate of pair types...) were made
+  // under a lock and are complete; cachecomm's fence completes its own and orders both.
   const bool last = (assert_flags & MPI_MODE_NOSUCCEED) != 0;
-  return serve_window(call_kind::win_fence, *record, "MPI_Win_fence", [&] {
+  return preload::serve_window(call_kind::win_fence, *record, "MPI_Win_fence", [&] {
     record->window->fence(last ? cachecomm::fence_flag::last : cachecomm::fence_flag::next_epoch);
     record->fence_epoch = !last;
   });
 }
 
 int MPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
-  served_window* record = find(win);
+  served_window* record = preload::find_window(win);
   if (record == nullptr) {
     if (!preload::inside_cachecomm())
       preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_post(group, assert_flags, win);
   }
-  return serve_window(call_kind::win_pscw, *record, "MPI_Win_post",
-                      [&] { record->window->post(ranks_of(*record, group)); });
+  return preload::serve_window(call_kind::win_pscw, *record, "MPI_Win_post", [&] {
+    leave_fence_epoch(*record);
+    record->window->post(ranks_of(*record, group));
+  });
 }
 
 int MPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
-  served_window* record = find(win);
+  served_window* record = preload::find_window(win);
   if (record == nullptr) {
     if (!preload::inside_cachecomm())
       preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_start(group, assert_flags, win);
   }
-  return serve_window(call_kind::win_pscw, *record, "MPI_Win_start", [&] {
+  return preload::serve_window(call_kind::win_pscw, *record, "MPI_Win_start", [&] {
+    leave_fence_epoch(*record);
     record->window->start(ranks_of(*record, group));
     record->access_epoch = true;
   });
 }
 
 int MPI_Win_complete(MPI_Win win) {
-  served_window* record = find(win);
+  served_window* record = preload::find_window(win);
   if (record == nullptr) {
     if (!preload::inside_cachecomm())
       preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_complete(win);
   }
-  return serve_window(call_kind::win_pscw, *record, "MPI_Win_complete", [&] {
+  return preload::serve_window(call_kind::win_pscw, *record, "MPI_Win_complete", [&] {
     record->access_epoch = false;
     record->window->complete();
   });
 }
 
 int MPI_Win_wait(MPI_Win win) {
-  served_window* record = find(win);
+  served_window* record = preload::find_window(win);
   if (record == nullptr) {
     if (!preload::inside_cachecomm())
       preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_wait(win);
   }
-  return serve_window(call_kind::win_pscw, *record, "MPI_Win_wait",
-                      [&] { record->window->wait(); });
+  return preload::serve_window(call_kind::win_pscw, *record, "MPI_Win_wait",
+                               [&] { record->window->wait(); });
 }
 
 int MPI_Win_test(MPI_Win win, int* flag) {
-  served_window* record = find(win);
+  served_window* record = preload::find_window(win);
   if (record == nullptr) {
     if (!preload::inside_cachecomm())
       preload::stats().count(call_kind::win_pscw, outcome::mpi_window);
     return PMPI_Win_test(win, flag);
   }
-  return serve_window(call_kind::win_pscw, *record, "MPI_Win_test",
-                      [&] { *flag = record->window->test() ? 1 : 0; });
+  return preload::serve_window(call_kind::win_pscw, *record, "MPI_Win_test",
+                               [&] { *flag = record->window->test() ? 1 : 0; });
 }
 
-int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
-            MPI_Win win) {
-  auto pass = [&] {
-    return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
-  };
-  served_window* record = window_in_epoch(call_kind::win_put, win);
-  if (record == nullptr) return pass();
-  if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  std::size_t bytes = 0;
-  outcome why = outcome::served;
-  if (target_disp < 0 ||
-      !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
-    return through_mpi(call_kind::win_put, *record, target_rank, pass);
+// Passive target is MPI's on the same memory; the preload only notes that an epoch is open, so
+// that the accesses inside it go to MPI too.
+int MPI_Win_lock(int lock_type, int rank, int assert_flags, MPI_Win win) {
+  served_window* record = preload::find_window(win);
+  const int code = PMPI_Win_lock(lock_type, rank, assert_flags, win);
+  if (record != nullptr) {
+    preload::stats().count(call_kind::win_passive, outcome::passive_target);
+    if (code == MPI_SUCCESS) ++record->passive_locks;
   }
-  return serve_window(call_kind::win_put, *record, "MPI_Put", [&] {
-    record->window->put(origin_addr, bytes, target_rank, static_cast<std::size_t>(target_disp));
-  });
+  return code;
 }
 
-int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-  auto pass = [&] {
-    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
-  };
-  served_window* record = window_in_epoch(call_kind::win_get, win);
-  if (record == nullptr) return pass();
-  if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  std::size_t bytes = 0;
-  outcome why = outcome::served;
-  if (target_disp < 0 ||
-      !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
-    return through_mpi(call_kind::win_get, *record, target_rank, pass);
+int MPI_Win_unlock(int rank, MPI_Win win) {
+  served_window* record = preload::find_window(win);
+  const int code = PMPI_Win_unlock(rank, win);
+  if (record != nullptr) {
+    preload::stats().count(call_kind::win_passive, outcome::passive_target);
+    if (code == MPI_SUCCESS && record->passive_locks > 0) --record->passive_locks;
   }
-  return serve_window(call_kind::win_get, *record, "MPI_Get", [&] {
-    record->window->get(origin_addr, bytes, target_rank, static_cast<std::size_t>(target_disp));
-  });
+  return code;
 }
 
-int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                   int target_rank, MPI_Aint target_disp, int target_count,
-                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  auto pass = [&] {
-    return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                           target_count, target_datatype, op, win);
-  };
-  served_window* record = window_in_epoch(call_kind::win_accumulate, win);
-  if (record == nullptr) return pass();
-  if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  outcome why = outcome::served;
-  auto type = preload::as_reducible(origin_datatype, why);
-  std::optional<cachecomm::reduce_op> operation = op == MPI_REPLACE
-                                                      ? std::optional(cachecomm::reduce_op::replace)
-                                                      : preload::as_reduce_op(op, why);
-  const bool plain = type && operation && target_datatype == origin_datatype &&
-                     origin_count == target_count && origin_count >= 0 && target_disp >= 0 &&
-                     cachecomm::supports(*type, *operation);
-  if (!plain) return through_mpi(call_kind::win_accumulate, *record, target_rank, pass);
-  return serve_window(call_kind::win_accumulate, *record, "MPI_Accumulate", [&] {
-    record->window->accumulate(origin_addr, static_cast<std::size_t>(origin_count), *type,
-                               *operation, target_rank, static_cast<std::size_t>(target_disp));
-  });
+int MPI_Win_lock_all(int assert_flags, MPI_Win win) {
+  served_window* record = preload::find_window(win);
+  const int code = PMPI_Win_lock_all(assert_flags, win);
+  if (record != nullptr) {
+    preload::stats().count(call_kind::win_passive, outcome::passive_target);
+    if (code == MPI_SUCCESS) ++record->passive_locks;
+  }
+  return code;
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+  served_window* record = preload::find_window(win);
+  const int code = PMPI_Win_unlock_all(win);
+  if (record != nullptr) {
+    preload::stats().count(call_kind::win_passive, outcome::passive_target);
+    if (code == MPI_SUCCESS && record->passive_locks > 0) --record->passive_locks;
+  }
+  return code;
+}
+
+int MPI_Win_get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
+  if (keyval == MPI_WIN_CREATE_FLAVOR && attribute_val != nullptr && flag != nullptr &&
+      preload::find_window(win) != nullptr) {
+    static int allocate_flavor = MPI_WIN_FLAVOR_ALLOCATE;  // MPI hands out a pointer to an int
+    *static_cast<int**>(attribute_val) = &allocate_flavor;
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+  return PMPI_Win_get_attr(win, keyval, attribute_val, flag);
+}
+
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  if (preload::find_window(win) == nullptr)
+    return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
+  // Open MPI answers so for a window of flavor MPI_WIN_FLAVOR_ALLOCATE.
+  PMPI_Win_call_errhandler(win, MPI_ERR_RMA_FLAVOR);
+  return MPI_ERR_RMA_FLAVOR;
 }
 
 }  // extern "C"

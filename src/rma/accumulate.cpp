@@ -2,6 +2,7 @@
 
 #include <complex>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "cachecomm/error.hpp"
@@ -67,18 +68,30 @@ struct word_of<8> {
 };
 
 // One element, 1-8 bytes: compare-and-swap on the element's bit pattern, so floating-point and
-// complex64 need no lock and any op works the same way.
+// complex64 need no lock and any op works the same way. `fetched` (may be null) receives each
+// element's previous value; a null `origin` only reads (MPI_NO_OP).
 template <typename T>
-void accumulate_cas(std::byte* target, const std::byte* origin, std::size_t count, reduce_op op) {
+void accumulate_cas(std::byte* target, const std::byte* origin, std::byte* fetched,
+                    std::size_t count, reduce_op op) {
   using word = typename word_of<sizeof(T)>::type;
   for (std::size_t i = 0; i < count; ++i) {
+    auto* slot = reinterpret_cast<word*>(target + i * sizeof(T));
+    if (origin == nullptr) {
+      const word bits = __atomic_load_n(slot, __ATOMIC_RELAXED);
+      std::memcpy(fetched + i * sizeof(T), &bits, sizeof(T));
+      continue;
+    }
     T incoming;
     std::memcpy(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
-    auto* slot = reinterpret_cast<word*>(target + i * sizeof(T));
     if (op == reduce_op::replace) {
       word bits;
       std::memcpy(&bits, &incoming, sizeof(T));
-      __atomic_store_n(slot, bits, __ATOMIC_RELAXED);
+      if (fetched == nullptr) {
+        __atomic_store_n(slot, bits, __ATOMIC_RELAXED);
+      } else {
+        const word previous = __atomic_exchange_n(slot, bits, __ATOMIC_RELAXED);
+        std::memcpy(fetched + i * sizeof(T), &previous, sizeof(T));
+      }
       continue;
     }
     word expected = __atomic_load_n(slot, __ATOMIC_RELAXED);
@@ -92,6 +105,7 @@ void accumulate_cas(std::byte* target, const std::byte* origin, std::size_t coun
                                       __ATOMIC_RELAXED))
         break;
     }
+    if (fetched != nullptr) std::memcpy(fetched + i * sizeof(T), &expected, sizeof(T));
   }
 }
 
@@ -99,13 +113,14 @@ void accumulate_cas(std::byte* target, const std::byte* origin, std::size_t coun
 // misaligned address, while GCC's 16-byte __atomic falls back to libatomic whose lock table is
 // private to each process. A striped spin lock in the shared segment works for any 8-aligned
 // element and across processes; complex accumulate is rare enough that the lock costs little.
-void accumulate_locked(std::byte* target, const std::byte* origin, std::size_t count, reduce_op op,
-                       const accumulate_stripes& stripes, waiter& wait) {
+void accumulate_locked(std::byte* target, const std::byte* origin, std::byte* fetched,
+                       std::size_t count, reduce_op op, const accumulate_stripes& stripes,
+                       element_key key, waiter& wait) {
   using T = std::complex<double>;
   for (std::size_t i = 0; i < count; ++i) {
     std::byte* element = target + i * sizeof(T);
-    auto offset = static_cast<std::size_t>(element - stripes.segment_base);
-    auto& lock = stripes.locks[(offset / sizeof(T)) % accumulate_stripes::count].value;
+    const std::size_t stripe = key.target_node * 7 + (key.offset + i * sizeof(T)) / sizeof(T);
+    auto& lock = stripes.locks[stripe % accumulate_stripes::count].value;
     auto try_lock = [&] {
       std::uint32_t unlocked = 0;
       return lock.load(std::memory_order_relaxed) == 0 &&
@@ -114,11 +129,14 @@ void accumulate_locked(std::byte* target, const std::byte* origin, std::size_t c
     wait.wait(reinterpret_cast<const std::uint32_t*>(&lock), try_lock, -1,
               "window accumulate (complex128 lock)");
     T current;
-    T incoming;
     std::memcpy(static_cast<void*>(&current), element, sizeof(T));
-    std::memcpy(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
-    T updated = combine(current, incoming, op);
-    std::memcpy(element, &updated, sizeof(T));
+    if (fetched != nullptr) std::memcpy(fetched + i * sizeof(T), &current, sizeof(T));
+    if (origin != nullptr) {
+      T incoming;
+      std::memcpy(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
+      T updated = combine(current, incoming, op);
+      std::memcpy(element, &updated, sizeof(T));
+    }
     wait.publish(lock, 0);
   }
 }
@@ -129,24 +147,63 @@ std::size_t accumulate_alignment(datatype type) {
   return type == datatype::complex128 ? 8 : size_of(type);
 }
 
-void accumulate_elements(std::byte* target, const std::byte* origin, std::size_t count,
-                         datatype type, reduce_op op, const accumulate_stripes& stripes,
-                         waiter& wait) {
+void fetch_and_accumulate_elements(std::byte* target, const std::byte* origin, std::byte* fetched,
+                                   std::size_t count, datatype type, reduce_op op,
+                                   const accumulate_stripes& stripes, element_key key,
+                                   waiter& wait) {
   switch (type) {
-    case datatype::int8: return accumulate_cas<std::int8_t>(target, origin, count, op);
+    case datatype::int8: return accumulate_cas<std::int8_t>(target, origin, fetched, count, op);
     case datatype::uint8:
     case datatype::byte:  // replace only
-      return accumulate_cas<std::uint8_t>(target, origin, count, op);
-    case datatype::int16: return accumulate_cas<std::int16_t>(target, origin, count, op);
-    case datatype::uint16: return accumulate_cas<std::uint16_t>(target, origin, count, op);
-    case datatype::int32: return accumulate_cas<std::int32_t>(target, origin, count, op);
-    case datatype::uint32: return accumulate_cas<std::uint32_t>(target, origin, count, op);
-    case datatype::int64: return accumulate_cas<std::int64_t>(target, origin, count, op);
-    case datatype::uint64: return accumulate_cas<std::uint64_t>(target, origin, count, op);
-    case datatype::float32: return accumulate_cas<float>(target, origin, count, op);
-    case datatype::float64: return accumulate_cas<double>(target, origin, count, op);
-    case datatype::complex64: return accumulate_cas<std::complex<float>>(target, origin, count, op);
-    case datatype::complex128: return accumulate_locked(target, origin, count, op, stripes, wait);
+      return accumulate_cas<std::uint8_t>(target, origin, fetched, count, op);
+    case datatype::int16: return accumulate_cas<std::int16_t>(target, origin, fetched, count, op);
+    case datatype::uint16: return accumulate_cas<std::uint16_t>(target, origin, fetched, count, op);
+    case datatype::int32: return accumulate_cas<std::int32_t>(target, origin, fetched, count, op);
+    case datatype::uint32: return accumulate_cas<std::uint32_t>(target, origin, fetched, count, op);
+    case datatype::int64: return accumulate_cas<std::int64_t>(target, origin, fetched, count, op);
+    case datatype::uint64: return accumulate_cas<std::uint64_t>(target, origin, fetched, count, op);
+    case datatype::float32: return accumulate_cas<float>(target, origin, fetched, count, op);
+    case datatype::float64: return accumulate_cas<double>(target, origin, fetched, count, op);
+    case datatype::complex64:
+      return accumulate_cas<std::complex<float>>(target, origin, fetched, count, op);
+    case datatype::complex128:
+      return accumulate_locked(target, origin, fetched, count, op, stripes, key, wait);
+  }
+}
+
+void accumulate_elements(std::byte* target, const std::byte* origin, std::size_t count,
+                         datatype type, reduce_op op, const accumulate_stripes& stripes,
+                         element_key key, waiter& wait) {
+  fetch_and_accumulate_elements(target, origin, nullptr, count, type, op, stripes, key, wait);
+}
+
+namespace {
+
+template <typename Word>
+void compare_and_swap_word(std::byte* target, const std::byte* origin, const std::byte* compare,
+                           std::byte* fetched) {
+  Word desired;
+  Word expected;
+  std::memcpy(&desired, origin, sizeof(Word));
+  std::memcpy(&expected, compare, sizeof(Word));
+  // On failure `expected` receives the current value; on success it already holds it.
+  __atomic_compare_exchange_n(reinterpret_cast<Word*>(target), &expected, desired, false,
+                              __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  std::memcpy(fetched, &expected, sizeof(Word));
+}
+
+}  // namespace
+
+void compare_and_swap_element(std::byte* target, const std::byte* origin, const std::byte* compare,
+                              std::byte* fetched, std::size_t element_bytes) {
+  switch (element_bytes) {
+    case 1: return compare_and_swap_word<std::uint8_t>(target, origin, compare, fetched);
+    case 2: return compare_and_swap_word<std::uint16_t>(target, origin, compare, fetched);
+    case 4: return compare_and_swap_word<std::uint32_t>(target, origin, compare, fetched);
+    case 8: return compare_and_swap_word<std::uint64_t>(target, origin, compare, fetched);
+    default:
+      throw unsupported_error("cachecomm: compare-and-swap of " + std::to_string(element_bytes) +
+                              "-byte elements (only 1, 2, 4 and 8)");
   }
 }
 

@@ -80,7 +80,8 @@ void mpi_window_owner::release() noexcept {
 
 // ---- construction and geometry ----
 
-window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp_unit)
+window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp_unit,
+                         const std::vector<std::byte*>* node_regions)
     : m_comm(&communicator.impl()) {
   if (disp_unit == 0 || disp_unit > static_cast<std::size_t>(INT_MAX)) {
     throw invalid_argument(
@@ -119,8 +120,12 @@ window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp
   m_match_offset = layout.reserve(n * m_match_stride);
   m_target_stride = padded_to_line(n * sizeof(std::uint32_t));
   m_target_offset = layout.reserve(n * m_target_stride);
+  if (node_regions != nullptr && node_regions->size() != n) {
+    throw invalid_argument("cachecomm: window over given memory needs one region per node rank (" +
+                           std::to_string(n) + "), got " + std::to_string(node_regions->size()));
+  }
   std::vector<std::size_t> region_offsets;
-  for (int node_rank = 0; node_rank < m_node_size; ++node_rank) {
+  for (int node_rank = 0; node_rank < m_node_size && node_regions == nullptr; ++node_rank) {
     const auto region_bytes =
         static_cast<std::size_t>(m_sizes[static_cast<std::size_t>(topology.node_ranks[node_rank])]);
     region_offsets.push_back(layout.reserve(region_bytes, region_alignment));
@@ -129,8 +134,8 @@ window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp
   // The mapping is page-aligned, so region offsets aligned to a page give page-aligned regions.
   for (std::size_t offset : region_offsets)
     m_region.push_back(static_cast<std::byte*>(m_segment.data()) + offset);
+  if (node_regions != nullptr) m_region = *node_regions;
   m_stripes.locks = m_segment.at<padded_flag>(stripes_offset, accumulate_stripes::count);
-  m_stripes.segment_base = static_cast<const std::byte*>(m_segment.data());
 
   m_access_slot.assign(static_cast<std::size_t>(m_size), -1);
   m_match_copy.assign(static_cast<std::size_t>(m_size), 0);
@@ -336,17 +341,98 @@ void window_impl::accumulate(const void* origin, std::size_t count, datatype typ
     m_mpi_dirty = true;
     return;
   }
+  const auto target_node =
+      static_cast<std::size_t>(m_node_rank_of[static_cast<std::size_t>(target)]);
+  std::byte* destination =
+      atomic_destination(target, offset, accumulate_alignment(type), "accumulate");
+  accumulate_elements(destination, static_cast<const std::byte*>(origin), count, type, op,
+                      m_stripes, {target_node, offset}, m_comm->wait());
+}
+
+bool window_impl::atomic_aligned(int target, std::size_t displacement,
+                                 std::size_t alignment) const {
+  if (target < 0 || target >= m_size) return true;  // the access itself reports the bad rank
+  const int target_node = m_node_rank_of[static_cast<std::size_t>(target)];
+  if (m_multi_node || target_node < 0 || alignment <= 1) return true;
+  // Address arithmetic only: the displacement may lie past the region (the access then throws
+  // for the range instead).
+  const auto address =
+      reinterpret_cast<std::uintptr_t>(m_region[static_cast<std::size_t>(target_node)]) +
+      displacement * m_units[static_cast<std::size_t>(target)];
+  return address % alignment == 0;
+}
+
+std::byte* window_impl::atomic_destination(int target, std::size_t offset, std::size_t alignment,
+                                           const char* what) const {
   std::byte* destination =
       m_region[static_cast<std::size_t>(m_node_rank_of[static_cast<std::size_t>(target)])] + offset;
-  const std::size_t alignment = accumulate_alignment(type);
   if (reinterpret_cast<std::uintptr_t>(destination) % alignment != 0) {
-    throw invalid_argument("cachecomm: window accumulate of " + std::string(to_string(type)) +
-                           " to rank " + std::to_string(target) + " at byte offset " +
-                           std::to_string(offset) + " is not aligned to " +
-                           std::to_string(alignment) + " bytes (needed for atomic updates)");
+    throw invalid_argument("cachecomm: window " + std::string(what) + " to rank " +
+                           std::to_string(target) + " at byte offset " + std::to_string(offset) +
+                           " is not aligned to " + std::to_string(alignment) +
+                           " bytes (needed for atomic updates)");
   }
-  accumulate_elements(destination, static_cast<const std::byte*>(origin), count, type, op,
-                      m_stripes, m_comm->wait());
+  return destination;
+}
+
+void window_impl::fetch_and_accumulate(const void* origin, void* result, std::size_t count,
+                                       datatype type, reduce_op op, int target,
+                                       std::size_t displacement) {
+  if (origin != nullptr) check_supported(type, op);
+  if (count != 0 && result == nullptr)
+    throw invalid_argument("cachecomm: window fetch-and-accumulate into a null buffer");
+  const std::size_t element = cachecomm::size_of(type);
+  if (count > SIZE_MAX / element) {
+    throw invalid_argument("cachecomm: window fetch-and-accumulate count of " +
+                           std::to_string(count) + " elements overflows the byte size");
+  }
+  const std::size_t offset =
+      prepare_access(target, displacement, count * element, "fetch-and-accumulate");
+  if (count == 0) return;
+  if (m_multi_node) {
+    // As accumulate: across nodes every atomic is MPI's, so that they are atomic among themselves.
+    const MPI_Datatype mpi_type = mpi_datatype_of(type);
+    const int elements = checked_int(count, "fetch-and-accumulate");
+    CACHECOMM_MPI(MPI_Get_accumulate(origin, elements, mpi_type, result, elements, mpi_type, target,
+                                     static_cast<MPI_Aint>(displacement), elements, mpi_type,
+                                     origin == nullptr ? MPI_NO_OP : mpi_op_of(op),
+                                     m_mpi_window.get()));
+    CACHECOMM_MPI(MPI_Win_flush(target, m_mpi_window.get()));
+    return;
+  }
+  const auto target_node =
+      static_cast<std::size_t>(m_node_rank_of[static_cast<std::size_t>(target)]);
+  fetch_and_accumulate_elements(
+      atomic_destination(target, offset, accumulate_alignment(type), "fetch-and-accumulate"),
+      static_cast<const std::byte*>(origin), static_cast<std::byte*>(result), count, type, op,
+      m_stripes, {target_node, offset}, m_comm->wait());
+}
+
+void window_impl::compare_and_swap(const void* origin, const void* compare, void* result,
+                                   std::size_t element_bytes, int target,
+                                   std::size_t displacement) {
+  if (origin == nullptr || compare == nullptr || result == nullptr)
+    throw invalid_argument("cachecomm: window compare-and-swap with a null buffer");
+  if (element_bytes != 1 && element_bytes != 2 && element_bytes != 4 && element_bytes != 8) {
+    throw invalid_argument("cachecomm: window compare-and-swap of " +
+                           std::to_string(element_bytes) + "-byte elements (only 1, 2, 4 and 8)");
+  }
+  const std::size_t offset =
+      prepare_access(target, displacement, element_bytes, "compare-and-swap");
+  if (m_multi_node) {
+    const MPI_Datatype word = element_bytes == 1   ? MPI_UINT8_T
+                              : element_bytes == 2 ? MPI_UINT16_T
+                              : element_bytes == 4 ? MPI_UINT32_T
+                                                   : MPI_UINT64_T;
+    CACHECOMM_MPI(MPI_Compare_and_swap(origin, compare, result, word, target,
+                                       static_cast<MPI_Aint>(displacement), m_mpi_window.get()));
+    CACHECOMM_MPI(MPI_Win_flush(target, m_mpi_window.get()));
+    return;
+  }
+  compare_and_swap_element(atomic_destination(target, offset, element_bytes, "compare-and-swap"),
+                           static_cast<const std::byte*>(origin),
+                           static_cast<const std::byte*>(compare), static_cast<std::byte*>(result),
+                           element_bytes);
 }
 
 void window_impl::flush_remote() {
@@ -571,6 +657,11 @@ void window_impl::close_exposure() {
 
 window::window(comm& communicator, std::size_t bytes, std::size_t disp_unit)
     : m_impl(std::make_unique<detail::window_impl>(communicator, bytes, disp_unit)) {}
+window::window(comm& communicator, std::size_t bytes, std::size_t disp_unit,
+               std::span<std::byte* const> node_regions) {
+  const std::vector<std::byte*> regions(node_regions.begin(), node_regions.end());
+  m_impl = std::make_unique<detail::window_impl>(communicator, bytes, disp_unit, &regions);
+}
 window::~window() = default;
 window::window(window&&) noexcept = default;
 window& window::operator=(window&&) noexcept = default;
@@ -593,6 +684,13 @@ int window::size() const {
 bool window::is_node_local(int target) const {
   return m_impl->is_node_local(target);
 }
+bool window::atomic_aligned(int target, std::size_t displacement,
+                            std::size_t element_alignment) const {
+  return m_impl->atomic_aligned(target, displacement, element_alignment);
+}
+std::size_t window::atomic_alignment(datatype type) {
+  return detail::accumulate_alignment(type);
+}
 
 void window::put(const void* origin, std::size_t bytes, int target, std::size_t displacement) {
   m_impl->put(origin, bytes, target, displacement);
@@ -603,6 +701,15 @@ void window::get(void* result, std::size_t bytes, int target, std::size_t displa
 void window::accumulate(const void* origin, std::size_t count, datatype type, reduce_op op,
                         int target, std::size_t displacement) {
   m_impl->accumulate(origin, count, type, op, target, displacement);
+}
+void window::fetch_and_accumulate(const void* origin, void* result, std::size_t count,
+                                  datatype type, reduce_op op, int target,
+                                  std::size_t displacement) {
+  m_impl->fetch_and_accumulate(origin, result, count, type, op, target, displacement);
+}
+void window::compare_and_swap(const void* origin, const void* compare, void* result,
+                              std::size_t element_bytes, int target, std::size_t displacement) {
+  m_impl->compare_and_swap(origin, compare, result, element_bytes, target, displacement);
 }
 void window::fence(fence_flag flag) {
   m_impl->fence(flag);

@@ -37,7 +37,10 @@ class mpi_window_owner {
 
 class window_impl {
  public:
-  window_impl(comm& communicator, std::size_t bytes, std::size_t disp_unit);
+  /// `node_regions`: null, or the region of each node rank, mapped in this process, in memory the
+  /// caller owns (then the segment holds only the synchronization words).
+  window_impl(comm& communicator, std::size_t bytes, std::size_t disp_unit,
+              const std::vector<std::byte*>* node_regions = nullptr);
   ~window_impl();
   window_impl(const window_impl&) = delete;
   window_impl& operator=(const window_impl&) = delete;
@@ -50,11 +53,20 @@ class window_impl {
   [[nodiscard]] int rank() const { return m_rank; }
   [[nodiscard]] int size() const { return m_size; }
   [[nodiscard]] bool is_node_local(int target) const;
+  [[nodiscard]] bool atomic_aligned(int target, std::size_t displacement,
+                                    std::size_t alignment) const;
 
   void put(const void* origin, std::size_t bytes, int target, std::size_t displacement);
   void get(void* result, std::size_t bytes, int target, std::size_t displacement);
   void accumulate(const void* origin, std::size_t count, datatype type, reduce_op op, int target,
                   std::size_t displacement);
+  void fetch_and_accumulate(const void* origin, void* result, std::size_t count, datatype type,
+                            reduce_op op, int target, std::size_t displacement);
+  void compare_and_swap(const void* origin, const void* compare, void* result,
+                        std::size_t element_bytes, int target, std::size_t displacement);
+  /// Leaves the fence epoch without synchronizing (a fence followed by no access is no epoch in
+  /// MPI, so PSCW may follow it without MPI_MODE_NOSUCCEED).
+  void leave_fence_epoch() { m_fence_open = false; }
 
   void fence(fence_flag flag);
   void post(const rank_group& origins);
@@ -87,6 +99,9 @@ class window_impl {
         word, [&] { return ready() || (drive_mpi_progress(), ready()); }, waited_node_rank, what);
   }
   void drive_mpi_progress() const;
+  // The node-local destination of an atomic access, checked for the alignment atomics need.
+  std::byte* atomic_destination(int target, std::size_t offset, std::size_t alignment,
+                                const char* what) const;
   void flush_remote();
   void wait_mpi_request(MPI_Request& request, int peer, const char* what);
   [[nodiscard]] bool local_completions_done() const;

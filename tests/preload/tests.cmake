@@ -26,7 +26,7 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/include/cachecomm/collectives.hpp)
 endif()
 
 foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
-                        preload_windows preload_datatypes preload_conformance)
+                        preload_windows preload_datatypes preload_conformance preload_rma)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -65,18 +65,35 @@ preload_case(preload_conformance RANKS 1 2 3 4 5 8
        -- $<TARGET_FILE:preload_conformance>)
 preload_case(preload_passthrough RANKS 2 3 4 8
   ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)
-# At one rank Open MPI cannot create the MPI window over cachecomm's memory: the window stays MPI's.
-preload_case(preload_windows.single RANKS 1 ARGS -- $<TARGET_FILE:preload_windows>)
 if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
+  # A window of one rank stays MPI's (nothing to accelerate).
+  preload_case(preload_windows.single RANKS 1 ARGS --reason MPI_Win_allocate:one-rank -- $<TARGET_FILE:preload_windows>)
+  preload_case(preload_rma.single RANKS 1 ARGS --reason MPI_Win_allocate:one-rank -- $<TARGET_FILE:preload_rma>)
   preload_case(preload_windows RANKS 2 3 4 8
     ARGS --served MPI_Win_allocate --served MPI_Win_fence --served MPI_Put --served MPI_Get --served MPI_Accumulate
-         --reason MPI_Put:done-by-mpi-under-lock --reason MPI_Put:outside-epoch -- $<TARGET_FILE:preload_windows>)
+         --reason MPI_Put:done-by-mpi-under-lock --reason MPI_Put:passive-target -- $<TARGET_FILE:preload_windows>)
+  # Every one-sided call in every synchronization mode, and the window's attributes.
+  preload_case(preload_rma RANKS 2 3 4 8
+    ARGS --served MPI_Win_allocate --served MPI_Win_fence --served MPI_Win_post/start/complete/wait
+         --served MPI_Accumulate --served MPI_Get_accumulate --served MPI_Fetch_and_op
+         --served MPI_Compare_and_swap --served MPI_Get --served MPI_Put
+         --reason MPI_Accumulate:done-by-mpi-under-lock --reason MPI_Accumulate:passive-target
+         --reason MPI_Fetch_and_op:passive-target --reason MPI_Put:passive-target
+         -- $<TARGET_FILE:preload_rma>)
+  # Under MPI_THREAD_MULTIPLE windows stay MPI's whatever else is served.
+  preload_case(preload_rma.thread_multiple RANKS 2
+    ARGS --reason MPI_Win_allocate:thread-level -- $<TARGET_FILE:preload_rma> multiple)
 else()
   # MPICH: windows stay MPI's, and its passive target needs the target inside MPI, so the barrier
   # that follows the lock epoch must be MPI's too (see docs/architecture.md, preload, known limits).
-  preload_case(preload_windows RANKS 2 3 4 8
+  preload_case(preload_windows RANKS 1 2 3 4 8
     ARGS --env CACHECOMM_PRELOAD_BARRIER=0 --reason MPI_Win_allocate:needs-mpi-progress
          --reason MPI_Barrier:disabled -- $<TARGET_FILE:preload_windows>)
+  # The collectives between passive-target epochs must be MPI's too, for the same reason.
+  preload_case(preload_rma RANKS 1 2 3 4
+    ARGS --env CACHECOMM_PRELOAD_BARRIER=0 --env CACHECOMM_PRELOAD_ALLREDUCE=0
+         --reason MPI_Win_allocate:needs-mpi-progress --reason MPI_Fetch_and_op:mpi-window
+         -- $<TARGET_FILE:preload_rma>)
 endif()
 # Threads: collectives are served at every thread level (4 threads, each on its own communicator).
 foreach(level IN ITEMS multiple serialized funneled)

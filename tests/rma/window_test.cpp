@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <numeric>
@@ -215,6 +216,151 @@ TEST(window, accumulate_max_and_replace) {
       cachecomm::unsupported_error);
 }
 
+// Every rank adds 1 to rank 0's counter `repeats` times: the values handed back are each count
+// from 0 to repeats * p - 1 exactly once (the fetch and the add are one atomic step).
+template <typename T>
+void fetch_and_add_hands_out_every_value(cachecomm::comm& comm, cachecomm::datatype type,
+                                         bool use_pscw) {
+  constexpr int repeats = 50;
+  const int p = comm.size();
+  cachecomm::window win(comm, 2 * sizeof(T), sizeof(T));
+  if (use_pscw) {
+    if (comm.rank() == 0) {
+      cachecomm::rank_group all(static_cast<std::size_t>(p));
+      std::iota(all.begin(), all.end(), 0);
+      win.post(all);
+    }
+    win.start({0});
+  } else {
+    win.fence();
+  }
+  std::vector<double> fetched;
+  const T one = T(1);
+  for (int repeat = 0; repeat < repeats; ++repeat) {
+    T previous{};
+    win.fetch_and_accumulate(&one, &previous, 1, type, reduce_op::sum, 0, 0);
+    fetched.push_back(static_cast<double>(std::real(previous)));
+  }
+  T now{};
+  win.fetch_and_accumulate(nullptr, &now, 1, type, reduce_op::sum, 0, 0);  // MPI_NO_OP: reads
+  EXPECT_GE(static_cast<double>(std::real(now)), static_cast<double>(repeats));
+  if (use_pscw) {
+    win.complete();
+    if (comm.rank() == 0) win.wait();
+  } else {
+    win.fence(fence_flag::last);
+  }
+  std::vector<double> all(static_cast<std::size_t>(repeats * p));
+  MPI_Allgather(fetched.data(), repeats, MPI_DOUBLE, all.data(), repeats, MPI_DOUBLE,
+                MPI_COMM_WORLD);
+  std::sort(all.begin(), all.end());
+  for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<double>(i));
+  if (comm.rank() == 0) EXPECT_EQ(win.local_as<T>()[0], T(repeats * p));
+}
+
+TEST(window, fetch_and_accumulate_hands_out_every_value_once) {
+  cachecomm::comm comm;
+  for (bool pscw : {false, true}) {
+    fetch_and_add_hands_out_every_value<std::int64_t>(comm, cachecomm::datatype::int64, pscw);
+    fetch_and_add_hands_out_every_value<std::uint16_t>(comm, cachecomm::datatype::uint16, pscw);
+    fetch_and_add_hands_out_every_value<double>(comm, cachecomm::datatype::float64, pscw);
+    fetch_and_add_hands_out_every_value<std::complex<double>>(comm, cachecomm::datatype::complex128,
+                                                              pscw);
+  }
+}
+
+TEST(window, fetch_and_replace_returns_the_previous_value) {
+  cachecomm::comm comm;
+  cachecomm::window win(comm, sizeof(std::int32_t), sizeof(std::int32_t));
+  win.local_as<std::int32_t>()[0] = 7;
+  win.fence();
+  win.fence();
+  std::int32_t previous = -1;
+  const std::int32_t mine = 100 + comm.rank();
+  if (comm.rank() == comm.size() - 1)
+    win.fetch_and_accumulate(&mine, &previous, 1, cachecomm::datatype::int32, reduce_op::replace, 0,
+                             0);
+  win.fence(fence_flag::last);
+  if (comm.rank() == comm.size() - 1) EXPECT_EQ(previous, 7);
+  if (comm.rank() == 0) EXPECT_EQ(win.local_as<std::int32_t>()[0], 100 + comm.size() - 1);
+}
+
+// Every rank tries to swap 0 for its rank + 1: exactly one succeeds, and the others see its value.
+template <typename T>
+void compare_and_swap_has_one_winner(cachecomm::comm& comm) {
+  cachecomm::window win(comm, sizeof(T), sizeof(T));
+  win.fence();
+  const T desired = static_cast<T>(comm.rank() + 1);
+  const T expected = 0;
+  T result = static_cast<T>(-1);
+  win.compare_and_swap(&desired, &expected, &result, sizeof(T), 0, 0);
+  win.fence(fence_flag::last);
+  long long won = result == 0 ? 1 : 0;
+  long long winners = 0;
+  MPI_Allreduce(&won, &winners, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(winners, 1);
+  long long final_value = comm.rank() == 0 ? static_cast<long long>(win.local_as<T>()[0]) : 0;
+  MPI_Bcast(&final_value, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (result != 0) EXPECT_EQ(static_cast<long long>(result), final_value);
+  EXPECT_GE(final_value, 1);
+  EXPECT_LE(final_value, comm.size());
+}
+
+TEST(window, compare_and_swap_has_exactly_one_winner) {
+  cachecomm::comm comm;
+  compare_and_swap_has_one_winner<std::int32_t>(comm);
+  compare_and_swap_has_one_winner<std::uint8_t>(comm);
+  // Open MPI 4.1.4's osc rdma crashes (SIGSEGV in btl vader) on an 8-byte MPI_Compare_and_swap to
+  // another process, which the remote-node path would use.
+  if (comm.topology().node_count == 1) compare_and_swap_has_one_winner<std::int64_t>(comm);
+  cachecomm::window win(comm, 8, 1);
+  win.fence();
+  char value[3] = {};
+  EXPECT_THROW(win.compare_and_swap(value, value, value, 3, 0, 0), cachecomm::invalid_argument);
+  win.fence(fence_flag::last);
+}
+
+// A window over memory MPI allocated (MPI_Win_allocate_shared): cachecomm's epochs and MPI's
+// passive target see the same bytes.
+TEST(window, over_memory_mpi_shares) {
+  cachecomm::comm comm;
+  if (comm.topology().node_count != 1) GTEST_SKIP() << "the regions are one node's";
+  constexpr std::size_t elements = 16;
+  std::int64_t* base = nullptr;
+  MPI_Win mpi_window = MPI_WIN_NULL;
+  MPI_Win_allocate_shared(static_cast<MPI_Aint>(elements * sizeof(std::int64_t)),
+                          sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &mpi_window);
+  const auto& topology = comm.topology();
+  std::vector<std::byte*> regions;
+  for (int node_rank = 0; node_rank < topology.node_size; ++node_rank) {
+    MPI_Aint bytes = 0;
+    int unit = 0;
+    void* region = nullptr;
+    MPI_Win_shared_query(mpi_window, topology.node_ranks[node_rank], &bytes, &unit, &region);
+    regions.push_back(static_cast<std::byte*>(region));
+  }
+  {
+    cachecomm::window win(comm, elements * sizeof(std::int64_t), sizeof(std::int64_t), regions);
+    EXPECT_EQ(static_cast<void*>(win.local().data()), static_cast<void*>(base));
+    const int right = (comm.rank() + 1) % comm.size();
+    const std::int64_t mine = 1000 + comm.rank();
+    win.fence();
+    win.put(&mine, sizeof mine, right, 3);
+    win.fence(fence_flag::last);
+    const int left = (comm.rank() + comm.size() - 1) % comm.size();
+    EXPECT_EQ(base[3], 1000 + left);
+    std::int64_t seen = -1;
+    MPI_Win_lock(MPI_LOCK_SHARED, right, 0, mpi_window);
+    MPI_Get(&seen, 1, MPI_INT64_T, right, 3, 1, MPI_INT64_T, mpi_window);
+    MPI_Win_unlock(right, mpi_window);
+    EXPECT_EQ(seen, mine);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Win_free(&mpi_window);
+  EXPECT_THROW(cachecomm::window(comm, 8, 1, std::span<std::byte* const>()),
+               cachecomm::invalid_argument);
+}
+
 // Each target fills its own region before posting; each origin reads its target's region with get.
 TEST(window, get_in_pscw_epoch_reads_the_posted_data) {
   cachecomm::comm comm;
@@ -243,6 +389,11 @@ TEST(window, misaligned_accumulate_is_refused) {
   if (comm.topology().node_count != 1)
     GTEST_SKIP() << "MPI's accumulate handles any alignment across nodes";
   cachecomm::window win(comm, 64, 1);
+  EXPECT_FALSE(win.atomic_aligned(0, 4, 8));
+  EXPECT_TRUE(win.atomic_aligned(0, 8, 8));
+  EXPECT_TRUE(win.atomic_aligned(0, 4, 4));
+  EXPECT_TRUE(win.atomic_aligned(comm.size(), 4, 8));  // the access reports the bad rank
+  EXPECT_EQ(cachecomm::window::atomic_alignment(cachecomm::datatype::complex128), 8U);
   std::int64_t one = 1;
   win.fence();
   try {
