@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 MPIRUN := mpirun --oversubscribe
 OUT ?= out
 
-.PHONY: all setup build demo test test-mpich test-sanitize ci format format-check tidy clean
+.PHONY: all setup build demo test test-mpich test-sanitize install ci format format-check tidy clean
 
 all: build
 
@@ -31,6 +31,11 @@ test-mpich: setup
 	cmake --preset mpich -DCACHECOMM_TEST_MAX_RANKS=2
 	cmake --build --preset mpich -j $(JOBS)
 	cd build/mpich && ctest -j $(JOBS) --output-on-failure --timeout 600
+
+# Installs headers, libraries, programs, docs, the CMake package and cachecomm.pc under PREFIX.
+PREFIX ?= /usr/local
+install: build
+	cmake --install build/release --prefix $(PREFIX)
 
 # Debug build under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-sanitize: setup
