@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 MPIRUN := mpirun --oversubscribe
 OUT ?= out
 
-.PHONY: all setup build demo test test-mpich test-sanitize ci format format-check tidy clean
+.PHONY: all setup build demo test test-mpich test-mpi test-sanitize install ci format format-check tidy clean
 
 all: build
 
@@ -31,6 +31,30 @@ test-mpich: setup
 	cmake --preset mpich -DCACHECOMM_TEST_MAX_RANKS=2
 	cmake --build --preset mpich -j $(JOBS)
 	cd build/mpich && ctest -j $(JOBS) --output-on-failure --timeout 600
+
+# The MPI and preload tests under another MPI: make test-mpi MPI_HOME=<prefix> [MPI_MAX_RANKS=4]
+# [MPI_SUBSET=core]. Builds only the test programs (build/mpi-<name of the prefix>); core: only the
+# preload tests and the segment, barrier and collective tests. See docs/install.md for each MPI.
+MPI_MAX_RANKS ?= 4
+MPI_SUBSET ?= all
+MPI_BUILD = build/mpi-$(notdir $(abspath $(MPI_HOME)))
+MPI_TARGET = $(if $(filter core,$(MPI_SUBSET)),test-programs-core,test-programs)
+MPI_TESTS = $(if $(filter core,$(MPI_SUBSET)),^(preload_|mpi_segment|mpi_barrier),.)
+# Intel MPI: its mpicc needs I_MPI_ROOT; on one node its ranks talk through shared memory only.
+test-mpi: export I_MPI_ROOT := $(if $(wildcard $(MPI_HOME)/bin/impi_info),$(abspath $(MPI_HOME)),$(I_MPI_ROOT))
+test-mpi: export I_MPI_FABRICS := $(or $(I_MPI_FABRICS),shm)
+test-mpi: setup
+	@[ -n "$(MPI_HOME)" ] && [ -d "$(MPI_HOME)" ] || { echo "make test-mpi: set MPI_HOME to the prefix of an MPI (its bin/mpicc)" >&2; exit 2; }
+	cmake -S . -B $(MPI_BUILD) -DCMAKE_BUILD_TYPE=Release -DMPI_HOME=$(abspath $(MPI_HOME)) \
+	  -DCACHECOMM_TEST_MAX_RANKS=$(MPI_MAX_RANKS)
+	cmake --build $(MPI_BUILD) -j $(JOBS) --target $(MPI_TARGET)
+	cd $(MPI_BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 600 -L mpi -LE "bench|install" \
+	  -R '$(MPI_TESTS)' -E "laplace_app|preload_bench_smoke"
+
+# Installs headers, libraries, programs, docs, the CMake package and cachecomm.pc under PREFIX.
+PREFIX ?= /usr/local
+install: build
+	cmake --install build/release --prefix $(PREFIX)
 
 # Debug build under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-sanitize: setup

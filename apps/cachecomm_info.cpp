@@ -3,13 +3,45 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "cachecomm/cachecomm.hpp"
 #include "core/comm_impl.hpp"
+#include "preload/mpi_identity.hpp"
 #include "topo/machine.hpp"
 
+namespace {
+
+// The MPI this build is for, and the one this process runs on when they differ.
+void print_mpi() {
+  namespace preload = cachecomm::detail::preload;
+  const auto built = preload::built_mpi();
+  const auto running = preload::running_mpi();
+  std::printf("MPI: built for %s (%s)\n", built.name().c_str(), built.library.c_str());
+  if (!preload::compatible(built, running)) {
+    std::printf(
+        "MPI: running on %s (%s): NOT the MPI this build is for; the preload library would "
+        "pass every call through\n",
+        running.name().c_str(), running.library.c_str());
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--version") == 0) {
+      std::printf("cachecomm %s\n", cachecomm::version);
+      print_mpi();  // MPI_Get_library_version needs no MPI_Init
+      return 0;
+    }
+    std::fprintf(stderr,
+                 "cachecomm-info: unknown argument '%s'\nusage: [mpirun -n N] cachecomm-info "
+                 "[--version]\n",
+                 argv[i]);
+    return 2;
+  }
   MPI_Init(&argc, &argv);
   int code = 0;
   try {
@@ -34,6 +66,7 @@ int main(int argc, char** argv) {
       const auto& machine = cachecomm::detail::this_machine();
       const auto& topology = comm.topology();
       std::printf("cachecomm %s\n", cachecomm::version);
+      print_mpi();
       std::printf("machine: %s, %s, %d cores, %d processing units\n", machine.host.c_str(),
                   machine.cpu_model.empty() ? "unknown CPU" : machine.cpu_model.c_str(),
                   machine.cores, machine.processing_units);

@@ -10,6 +10,7 @@
 
 #include "cachecomm/error.hpp"
 #include "coll/mismatch_error.hpp"
+#include "preload/mpi_identity.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -160,6 +161,7 @@ call_stats& stats() {
 }
 
 void start(int provided_thread_level) {
+  if (!runs_on_built_mpi()) return;  // another MPI: its handles are not ours, serve nothing
   runtime& r = rt();
   r.thread_level = provided_thread_level;
   try {

@@ -1,0 +1,144 @@
+#include "preload/mpi_identity.hpp"
+
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "cachecomm/config.hpp"
+
+#ifndef CACHECOMM_MPI_LIBRARY
+#define CACHECOMM_MPI_LIBRARY "unknown library"
+#endif
+
+namespace cachecomm::detail::preload {
+
+namespace {
+
+const setting_declaration fake_version_setting{
+    "CACHECOMM_TEST_MPI_LIBRARY_VERSION", "",
+    "Tests only: the preload's MPI check takes this string instead of MPI_Get_library_version "
+    "(a mismatch then passes every call through)."};
+
+// MPI_MAX_LIBRARY_VERSION_STRING of the MPI we were built for may be smaller than the one of the
+// MPI we run on (Open MPI: 256, MPICH and Intel MPI: 8192): the buffer fits any of them.
+constexpr std::size_t version_buffer_bytes = 1 << 16;
+
+std::string trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+std::string major_of(const std::string& version) {
+  return version.substr(0, version.find('.'));
+}
+
+// The launcher's rank of this process, read before MPI can be trusted (its handles may be another
+// MPI's); a process no launcher started counts as rank 0.
+bool launcher_rank_zero() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* value = std::getenv(name)) return std::strcmp(value, "0") == 0;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string mpi_identity::name() const {
+  return version.empty() ? implementation : implementation + " " + version;
+}
+
+mpi_identity built_mpi() {
+  mpi_identity built;
+#if defined(I_MPI_VERSION)
+  built.implementation = "Intel MPI";
+  built.version = I_MPI_VERSION;
+#elif defined(OMPI_MAJOR_VERSION)
+  built.implementation = "Open MPI";
+  built.version = std::to_string(OMPI_MAJOR_VERSION) + "." + std::to_string(OMPI_MINOR_VERSION) +
+                  "." + std::to_string(OMPI_RELEASE_VERSION);
+#elif defined(MPICH_VERSION)
+  built.implementation = "MPICH";
+  built.version = MPICH_VERSION;
+#else
+  built.implementation =
+      "MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION);
+#endif
+  built.library = CACHECOMM_MPI_LIBRARY;
+  return built;
+}
+
+mpi_identity parse_library_version(const std::string& text) {
+  const std::string line = trim(std::string_view(text).substr(0, text.find('\n')));
+  mpi_identity parsed;
+  const auto word_after = [&line](std::size_t from) {
+    const auto start = line.find_first_not_of(" \t:", from);
+    if (start == std::string::npos) return std::string{};
+    return line.substr(start, line.find_first_of(" \t,", start) - start);
+  };
+  constexpr std::string_view open_mpi = "Open MPI v";
+  constexpr std::string_view intel = "Intel(R) MPI Library";
+  constexpr std::string_view mpich = "MPICH Version";
+  if (line.starts_with(open_mpi)) {
+    parsed.implementation = "Open MPI";
+    parsed.version = word_after(open_mpi.size());
+  } else if (const auto at = line.find(intel); at != std::string::npos) {
+    parsed.implementation = "Intel MPI";
+    parsed.version = word_after(at + intel.size());
+  } else if (line.starts_with(mpich)) {
+    parsed.implementation = "MPICH";
+    parsed.version = word_after(mpich.size());
+  } else {
+    parsed.implementation = line.empty() ? "an unknown MPI" : line;
+  }
+  return parsed;
+}
+
+mpi_identity running_mpi() {
+  std::string text;
+  if (const char* fake = std::getenv("CACHECOMM_TEST_MPI_LIBRARY_VERSION"); fake && *fake) {
+    text = fake;
+  } else {
+    std::vector<char> buffer(version_buffer_bytes, '\0');
+    int length = 0;
+    if (PMPI_Get_library_version(buffer.data(), &length) == MPI_SUCCESS)
+      text.assign(buffer.data(), strnlen(buffer.data(), buffer.size()));
+  }
+  mpi_identity running = parse_library_version(text);
+  Dl_info where{};
+  // The library our PMPI calls bind to, whichever the dynamic loader chose.
+  if (dladdr(reinterpret_cast<void*>(&PMPI_Init), &where) != 0 && where.dli_fname != nullptr)
+    running.library = where.dli_fname;
+  else
+    running.library = "unknown library";
+  return running;
+}
+
+bool compatible(const mpi_identity& built, const mpi_identity& running) {
+  if (built.implementation.starts_with("MPI "))
+    return true;  // an MPI we cannot tell apart: trust it
+  return built.implementation == running.implementation &&
+         major_of(built.version) == major_of(running.version);
+}
+
+bool runs_on_built_mpi() {
+  const mpi_identity built = built_mpi();
+  const mpi_identity running = running_mpi();
+  if (compatible(built, running)) return true;
+  if (launcher_rank_zero()) {
+    std::fprintf(stderr,
+                 "cachecomm preload: built for %s (%s) but this program runs on %s (%s): every MPI "
+                 "call goes to MPI unchanged\n",
+                 built.name().c_str(), built.library.c_str(), running.name().c_str(),
+                 running.library.c_str());
+  }
+  return false;
+}
+
+}  // namespace cachecomm::detail::preload
