@@ -36,6 +36,18 @@ class coll_suite final : public suite {
         ->delimiter(',');
     command.add_option("--sizes", m_sizes, "Message sizes in bytes (default: 8 B .. 4 MiB)")
         ->delimiter(',');
+    command
+        .add_option("--buffers", m_buffers,
+                    "Data collectives: buffer modes, hot (the same buffers every call, as OSU) "
+                    "and/or cold (rewritten before every call)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"hot", "cold"}));
+    command
+        .add_option("--timing", m_timings,
+                    "Data collectives: per-call (each call timed alone, ranks aligned before it) "
+                    "and/or back-to-back (a batch of calls timed as a whole; hot buffers only)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"per-call", "back-to-back"}));
     command.add_option("--batches", m_plan.batches, "Samples per candidate")->capture_default_str();
     command.add_option("--iters", m_plan.iterations_per_batch, "Calls per sample")
         ->capture_default_str();
@@ -47,6 +59,8 @@ class coll_suite final : public suite {
     if (options.quick) plan = timing_plan{5, 3, 10};
     coll_context context{options, comm, results, plan,
                          m_sizes.empty() ? default_sizes(options.quick) : m_sizes};
+    if (!m_buffers.empty()) context.buffers = m_buffers;
+    if (!m_timings.empty()) context.timings = m_timings;
     std::vector<std::string> wanted = m_ops;
     if (wanted.empty()) {
       for (const auto& op : ops()) wanted.push_back(op.name);
@@ -91,6 +105,8 @@ class coll_suite final : public suite {
  private:
   std::vector<std::string> m_ops;
   std::vector<std::size_t> m_sizes;
+  std::vector<std::string> m_buffers;
+  std::vector<std::string> m_timings;
   timing_plan m_plan{200, 40, 200};
 };
 

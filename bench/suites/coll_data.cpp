@@ -1,7 +1,13 @@
-// Broadcast, reduce, allreduce and allgather: every cachecomm algorithm beside the system MPI, at
-// each message size, interleaved in the same run. Buffers change before every call (untimed), so
-// neither side is flattered by data left in its cache by the previous call. Because of that every
-// call is timed on its own, and each sample also holds a clock read and an indirect call (tens of
+// Broadcast, reduce, allreduce and allgather: every cachecomm algorithm, the automatic choice
+// ("auto:<concrete>") and the system MPI, at each message size, interleaved in the same run, in
+// three modes (every row says which in "buffers" and "timing"):
+// - cold, per-call: buffers rewritten before every call (untimed), so neither side is flattered by
+//   data the previous call left in its cache;
+// - hot, per-call: the same buffers every call, as OSU, IMB and iterative codes use them;
+// - hot, back-to-back: a batch of calls timed as a whole (consecutive calls may overlap, as in a
+//   solver's loop). Cold buffers cannot be back to back: the rewrite sits between the calls.
+// Per call, ranks are aligned (cachecomm barrier, untimed) before each call, as OSU's barrier after
+// each call does, and each sample also holds a clock read and an indirect call (tens of
 // nanoseconds, as much as a small collective): a reference candidate (the same preparation, an
 // empty operation; the EPCC method) measures that overhead, and vs_mpi compares medians less it.
 // median_us stays the raw median; overhead_us and corrected_median_us say what was subtracted.
@@ -49,12 +55,30 @@ void scribble(std::vector<double>& buffer, long iteration, int rank) {
 }
 
 const char* const correction_note =
-    "data collectives: every call is timed on its own (fresh buffers before each); overhead_us is "
-    "the "
-    "median of the same preparation with an empty operation (clock read and call, EPCC reference), "
-    "corrected_median_us = median_us - overhead_us, and vs_mpi divides corrected medians "
-    "(vs_mpi_raw: raw "
-    "medians)";
+    "data collectives: buffers hot (the same every call) or cold (rewritten before each call); "
+    "timing per-call (each call timed alone, ranks aligned by a barrier before it) or back-to-back "
+    "(a batch timed as a whole); overhead_us is the median of the same preparation with an empty "
+    "operation (clock read and call, EPCC reference), corrected_median_us = median_us - "
+    "overhead_us, and vs_mpi divides corrected medians of the same mode (vs_mpi_raw: raw medians)";
+
+struct timing_mode {
+  const char* buffers;  // "hot" or "cold"
+  const char* timing;   // "per-call" or "back-to-back"
+};
+
+std::vector<timing_mode> modes_of(const coll_context& context) {
+  auto wanted = [](const std::vector<std::string>& list, const char* name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  std::vector<timing_mode> modes;
+  const bool per_call = wanted(context.timings, "per-call");
+  if (wanted(context.buffers, "cold") && per_call) modes.push_back({"cold", "per-call"});
+  if (wanted(context.buffers, "hot")) {
+    if (per_call) modes.push_back({"hot", "per-call"});
+    if (wanted(context.timings, "back-to-back")) modes.push_back({"hot", "back-to-back"});
+  }
+  return modes;
+}
 
 void run_data_op(coll_context& context, data_op op) {
   comm& c = context.comm;
@@ -76,13 +100,7 @@ void run_data_op(coll_context& context, data_op op) {
         static_cast<int>(op == data_op::reduce || op == data_op::allreduce ? count : bytes);
 
     std::vector<candidate> candidates;
-    auto prepare = [&send, &receive, rank, op](long iteration) {
-      if (op == data_op::broadcast) {
-        if (rank == 0) scribble(receive, iteration, rank);
-      } else {
-        scribble(send, iteration, rank);
-      }
-    };
+    const std::function<void(long)> prepare;  // set per mode below
     switch (op) {
       case data_op::broadcast:
         candidates.push_back({"mpi", "default",
@@ -148,11 +166,6 @@ void run_data_op(coll_context& context, data_op op) {
         break;
     }
     const timing_plan plan = plan_for(context.plan, bytes);
-    const referenced_times measured = measure_interleaved_with_reference(mpi, candidates, plan);
-    const auto& times = measured.candidates;
-    const double overhead = measured.reference.median;
-    const double mpi_median = times.front().median;
-    const double mpi_corrected = measured.corrected_median(0);
     std::string chosen;
     switch (op) {
       case data_op::broadcast: chosen = explain_broadcast(c, bytes).algorithm; break;
@@ -160,31 +173,55 @@ void run_data_op(coll_context& context, data_op op) {
       case data_op::allreduce: chosen = explain_allreduce(c, bytes).algorithm; break;
       case data_op::allgather: chosen = explain_allgather(c, bytes).algorithm; break;
     }
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-      const double corrected = measured.corrected_median(i);
-      // Bandwidth from the operation's own time (the raw one when the correction leaves nothing).
-      const double seconds = (corrected > 0 ? corrected : times[i].median) * 1e-6;
-      std::string algorithm = candidates[i].algorithm;
-      if (algorithm == "auto") algorithm = "auto:" + chosen;
-      context.results.add(
-          {{"op", name_of(op)},
-           {"impl", candidates[i].impl},
-           {"algorithm", algorithm},
-           {"bytes", bytes},
-           {"iters", plan.batches * plan.iterations_per_batch},
-           {"gbps", seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0},
-           {"overhead_us", overhead},
-           {"corrected_median_us", corrected},
-           {"vs_mpi", mpi_corrected > 0 ? corrected / mpi_corrected : 0.0},
-           {"vs_mpi_raw", mpi_median > 0 ? times[i].median / mpi_median : 0.0}},
-          times[i]);
+    for (const timing_mode& mode : modes_of(context)) {
+      const bool cold = std::string_view(mode.buffers) == "cold";
+      std::function<void(long)> mode_prepare;  // empty: back to back
+      if (std::string_view(mode.timing) == "per-call") {
+        mode_prepare = [&send, &receive, &c, rank, op, cold](long iteration) {
+          if (cold) {
+            if (op != data_op::broadcast)
+              scribble(send, iteration, rank);
+            else if (rank == 0)
+              scribble(receive, iteration, rank);
+          }
+          c.barrier();
+        };
+      }
+      for (auto& entry : candidates) entry.prepare = mode_prepare;
+      const referenced_times measured = measure_interleaved_with_reference(mpi, candidates, plan);
+      const auto& times = measured.candidates;
+      const double overhead = measured.reference.median;
+      const double mpi_median = times.front().median;
+      const double mpi_corrected = measured.corrected_median(0);
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const double corrected = measured.corrected_median(i);
+        // Bandwidth from the operation's own time (the raw one when the correction leaves nothing).
+        const double seconds = (corrected > 0 ? corrected : times[i].median) * 1e-6;
+        std::string algorithm = candidates[i].algorithm;
+        if (algorithm == "auto") algorithm = "auto:" + chosen;
+        context.results.add(
+            {{"op", name_of(op)},
+             {"impl", candidates[i].impl},
+             {"algorithm", algorithm},
+             {"bytes", bytes},
+             {"buffers", mode.buffers},
+             {"timing", mode.timing},
+             {"iters", plan.batches * plan.iterations_per_batch},
+             {"gbps", seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0},
+             {"overhead_us", overhead},
+             {"corrected_median_us", corrected},
+             {"vs_mpi", mpi_corrected > 0 ? corrected / mpi_corrected : 0.0},
+             {"vs_mpi_raw", mpi_median > 0 ? times[i].median / mpi_median : 0.0}},
+            times[i]);
+      }
     }
   }
 }
 
-const std::vector<std::string> columns = {
-    "impl",        "algorithm",           "bytes", "median_us", "p25_us",
-    "overhead_us", "corrected_median_us", "gbps",  "vs_mpi",    "vs_mpi_raw"};
+const std::vector<std::string> columns = {"buffers",   "timing",      "impl",
+                                          "algorithm", "bytes",       "median_us",
+                                          "p25_us",    "overhead_us", "corrected_median_us",
+                                          "gbps",      "vs_mpi",      "vs_mpi_raw"};
 
 const coll_op_registration bcast_registration{
     {"bcast", "broadcast from rank 0: every algorithm beside MPI_Bcast",

@@ -18,6 +18,11 @@ struct coll_context {
   report& results;
   timing_plan plan;                ///< batches / iterations chosen by the user (or --quick)
   std::vector<std::size_t> sizes;  ///< message sizes in bytes (ops without sizes ignore it)
+  /// Data collectives: which buffer modes ("hot", "cold") and timings ("per-call",
+  /// "back-to-back") to measure. Cold buffers are rewritten before every call, so they are
+  /// timed per call only.
+  std::vector<std::string> buffers = {"hot", "cold"};
+  std::vector<std::string> timings = {"per-call", "back-to-back"};
 };
 
 struct coll_op {

@@ -12,6 +12,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/mismatch_error.hpp"
 #include "coll/reduce_kernels.hpp"
+#include "coll/shared_copy.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 
@@ -35,6 +36,12 @@ const setting_declaration single_copy_setting{"CACHECOMM_SINGLE_COPY", "1",
                                               "Allow single-copy broadcast and allgather through "
                                               "cross-memory attach (process_vm_readv) when the "
                                               "kernel permits it."};
+
+const setting_declaration streaming_setting{
+    "CACHECOMM_STREAMING_STORES", "auto",
+    "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
+    "auto: streaming on AMD CPUs when not oversubscribed, where taking lines back from the ranks "
+    "that read them last is slow (see docs/architecture.md)."};
 
 std::uint64_t& address_word(padded_flag& line) {
   return *reinterpret_cast<std::uint64_t*>(&line);
@@ -109,6 +116,16 @@ coll_engine::coll_engine(comm_impl& impl) {
       std::min(round_up(static_cast<std::size_t>(chunk), cache_line_size), m_tuning.region_bytes);
   m_tuning.single_copy = settings.get_bool("CACHECOMM_SINGLE_COPY");
   m_tuning.check = settings.get_bool("CACHECOMM_CHECK");
+  const std::string streaming = settings.get("CACHECOMM_STREAMING_STORES");
+  if (streaming != "auto" && streaming != "0" && streaming != "1") {
+    throw invalid_argument("cachecomm: CACHECOMM_STREAMING_STORES must be auto, 0 or 1, got '" +
+                           streaming + "'");
+  }
+  // Oversubscribed, a reader often runs on the writer's core and finds the lines in its cache;
+  // streaming stores would send it to memory (4 ranks on 2 cores: 32-256 KiB allreduce and
+  // allgather 1.7-2x slower with them).
+  m_tuning.streaming_stores =
+      streaming == "auto" ? !m_oversubscribed && streaming_stores_pay_off() : streaming == "1";
   m_tuning.broadcast = parse_broadcast_algorithm(settings.get("CACHECOMM_BCAST"));
   m_tuning.reduce = parse_reduce_algorithm(settings.get("CACHECOMM_REDUCE"));
   m_tuning.allreduce = parse_reduce_algorithm(settings.get("CACHECOMM_ALLREDUCE"));
@@ -416,7 +433,7 @@ void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, st
     const std::uint32_t step = begin_step();
     if (m_rank == root) {
       ensure_free(step, depth);
-      std::memcpy(region(step), data + offset, n);
+      copy_to_shared(region(step), data + offset, n, m_tuning.streaming_stores);
       post_region(step);
     } else {
       wait_region(root, step, "broadcast (root's data region)");
@@ -601,8 +618,8 @@ void coll_engine::reduce_scatter(const void* input, void* output, std::size_t co
       if (slice == me) continue;
       const std::size_t begin = slice_begin(slice);
       const std::size_t end = slice_begin(slice + 1);
-      std::memcpy(staging + me * step_bytes + begin * element, in_chunk + begin * element,
-                  (end - begin) * element);
+      copy_to_shared(staging + me * step_bytes + begin * element, in_chunk + begin * element,
+                     (end - begin) * element, m_tuning.streaming_stores);
     }
     post_region(staged);
     for (int rank = 0; rank < m_size; ++rank) {
@@ -620,10 +637,24 @@ void coll_engine::reduce_scatter(const void* input, void* output, std::size_t co
         m_inputs[rank] =
             rank == me ? in_chunk + begin * element : staging + rank * step_bytes + begin * element;
       }
-      void* shared_out = others_receive ? result + begin * element : nullptr;
-      void* own_out = receiver ? out_chunk + begin * element : nullptr;
-      if (shared_out == nullptr) std::swap(shared_out, own_out);
-      reduce_ordered(m_inputs.data(), m_size, shared_out, own_out, end - begin, type, op);
+      if (!m_tuning.streaming_stores) {
+        void* shared_out = others_receive ? result + begin * element : nullptr;
+        void* own_out = receiver ? out_chunk + begin * element : nullptr;
+        if (shared_out == nullptr) std::swap(shared_out, own_out);
+        reduce_ordered(m_inputs.data(), m_size, shared_out, own_out, end - begin, type, op);
+      } else {
+        // A private buffer first, then the shared half with streaming stores: the others hold
+        // that half's lines from reading it two steps ago (see shared_copy.hpp).
+        const std::size_t slice_bytes = (end - begin) * element;
+        std::byte* reduced_slice = out_chunk + begin * element;
+        if (!receiver) {
+          if (m_scratch.size() < slice_bytes) m_scratch.resize(slice_bytes);
+          reduced_slice = m_scratch.data();
+        }
+        reduce_ordered(m_inputs.data(), m_size, reduced_slice, nullptr, end - begin, type, op);
+        if (others_receive)
+          copy_to_shared(result + begin * element, reduced_slice, slice_bytes, true);
+      }
     }
     finish_step(staged);
     post_region(reduced);
@@ -679,7 +710,7 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
       std::memcpy(slot_data(m_rank, step, n), in + offset, n);
       post_slot(step, n);
     } else {
-      std::memcpy(region(step) + me * chunk, in + offset, n);
+      copy_to_shared(region(step) + me * chunk, in + offset, n, m_tuning.streaming_stores);
       post_region(step);
     }
     for (std::size_t distance = 1; distance < size; ++distance) {

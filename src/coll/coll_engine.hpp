@@ -32,9 +32,10 @@ int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_add
 struct coll_tuning {
   std::size_t region_bytes = 1 << 20;  ///< each half of the data region
   std::size_t chunk_bytes =
-      128 << 10;            ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
-  bool single_copy = true;  ///< allow cross-memory attach
-  bool check = false;       ///< verify matching arguments across ranks
+      128 << 10;                  ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
+  bool single_copy = true;        ///< allow cross-memory attach
+  bool streaming_stores = false;  ///< copies into the shared region bypass the caches
+  bool check = false;             ///< verify matching arguments across ranks
   // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: the table in collectives.cpp)
   broadcast_algorithm broadcast = broadcast_algorithm::automatic;
   reduce_algorithm reduce = reduce_algorithm::automatic;
@@ -64,10 +65,10 @@ class coll_engine {
   /// Single copy with the root pushing part of the message into the readers' buffers.
   [[nodiscard]] bool single_copy_push_available() const { return m_cma_push; }
   /// Automatic choice: single-copy broadcast from this size (2 ranks per node, not oversubscribed).
-  static constexpr std::size_t single_copy_min_bytes = 512U << 10;
+  static constexpr std::size_t single_copy_min_bytes = 128U << 10;
   /// Automatic choice: single-copy allgather from this block size (2 ranks per node, not
   /// oversubscribed).
-  static constexpr std::size_t allgather_single_copy_min_bytes = 2U << 20;
+  static constexpr std::size_t allgather_single_copy_min_bytes = 64U << 10;
   [[nodiscard]] const coll_tuning& tuning() const { return m_tuning; }
   [[nodiscard]] int node_size() const { return m_size; }
   [[nodiscard]] int node_rank() const { return m_rank; }
@@ -183,6 +184,7 @@ class coll_engine {
   std::byte* m_region = nullptr;  // two halves of region_bytes
   std::vector<pid_t> m_pids;
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
+  std::vector<std::byte> m_scratch;   // reduce-scatter: a non-receiver's reduced slice
   std::vector<int> m_node_of_rank;
   std::vector<int> m_node_rank_of_rank;
   std::uint32_t m_slot_ring = 8;

@@ -208,9 +208,11 @@ std::pair<broadcast_algorithm, const char*> choose_broadcast(const detail::coll_
             "small message: the root's slot (data in the flag's line), read by every rank"};
   }
   // Cross-memory attach with both sides copying (the root pushes half, the reader pulls half) from
-  // 512 KiB at 2 ranks per node, each on its own core. Measured at 2 ranks on 2 cores: 1 MiB takes
-  // 0.58x Open MPI's time with a freshly written root buffer (double-buffer: 0.64-0.77x) and 0.38x
-  // with a cache-hot one (double-buffer: 1.3x); below ~384 KiB the pipelined copy is faster. Not
+  // 128 KiB at 2 ranks per node, each on its own core: one copy, read from the root's buffer,
+  // against the region's two (the root's copy in, the reader's copy out of memory). Measured at 2
+  // ranks on a 2-core AMD EPYC VM (3 interleaved runs, medians, hot / cold buffers): 128 KiB
+  // 10.5-11.1 / 11.4-19.0 us against double-buffer's 15.7-20.7 / 16.8-20.0 and Open MPI's
+  // 14.2-16.5 / 19.8-28.9; 64 KiB still favours double-buffer (6.0-6.9 against 5.7-10.7). Not
   // chosen with more ranks (unmeasured: the root pushes to one reader after another) or when
   // oversubscribed (a pushing root and a pulling reader would take turns on one core).
   if (bytes >= detail::coll_engine::single_copy_min_bytes && engine.node_size() == 2 &&
@@ -263,13 +265,14 @@ std::pair<allgather_algorithm, const char*> choose_allgather(const detail::coll_
     return {engine.tuning().allgather, "set by CACHECOMM_ALLGATHER"};
   }
   // Single copy saves one of central's P + 1 block copies per rank (its own block into shared
-  // memory), but process_vm_readv moves fewer bytes per second than memcpy between the caches (it
-  // pins every page first). Measured on 2 cores, vs Open MPI in the same run: at 2 ranks central is
-  // 0.89-0.91 at 256 KiB (single copy 0.98), they tie at 512 KiB-1 MiB, and from 2 MiB single copy
-  // wins (0.96-1.03 against central's 1.04-1.15). Oversubscribed (4 and 8 ranks) central wins at
-  // every size (4 MiB: 0.62 against 0.80-0.87): the cores are the bottleneck, and the CPU time per
-  // byte counts, not the copies saved. With more ranks on their own cores the copy saved is a
-  // smaller part.
+  // memory) and reads the others' blocks from their owners' caches instead of from memory (central
+  // writes the shared region with streaming stores, see shared_copy.hpp). Measured at 2 ranks on a
+  // 2-core AMD EPYC VM (3 interleaved runs, medians, hot and cold): from 64 KiB blocks single copy
+  // ties Open MPI (64 KiB 7.7-8.7 us against 8.3-9.4; 256 KiB 27.8-38.5 against 27.7-38.5) while
+  // central takes 1.5-2x as long (13.0-13.4; 59.5-65.3); at 32 KiB they tie (5.6-6.2 against
+  // 5.8-7.0). Oversubscribed (4 and 8 ranks) central wins at every size (4 MiB: 0.62 of Open MPI
+  // against 0.80-0.87): the cores are the bottleneck, and the CPU time per byte counts, not the
+  // copies saved. With more ranks on their own cores the copy saved is a smaller part.
   if (engine.single_copy_available() && engine.node_size() == 2 && !engine.oversubscribed() &&
       block_bytes >= detail::coll_engine::allgather_single_copy_min_bytes) {
     return {allgather_algorithm::single_copy,
@@ -279,6 +282,20 @@ std::pair<allgather_algorithm, const char*> choose_allgather(const detail::coll_
   }
   return {allgather_algorithm::central,
           "blocks through shared memory: each rank copies its block in, all blocks out"};
+}
+
+/// The one built-in case where the automatic choice calls the system MPI's own allgather: 2 ranks
+/// on their own cores on one node, blocks from 1 MiB. There both use cross-memory attach, and Open
+/// MPI 4.1's was faster on the 2-core AMD EPYC VM (hot, per call: single copy 174-203 us against
+/// 129-137 at 1 MiB; OSU-style loop, 3 interleaved rounds: preloaded 1.15x plain), while from 64
+/// KiB to 512 KiB they tie. A measured selection (issue 12) replaces this rule.
+constexpr const char* mpi_allgather_reason =
+    "blocks from 1 MiB, 2 ranks on their own cores: the system MPI's own allgather (its "
+    "cross-memory attach was faster than cachecomm's single copy there)";
+bool mpi_allgather_wins(const detail::coll_engine& engine, bool single_node,
+                        std::size_t block_bytes) {
+  return engine.tuning().allgather == allgather_algorithm::automatic && single_node &&
+         engine.node_size() == 2 && !engine.oversubscribed() && block_bytes >= (1U << 20);
 }
 
 broadcast_algorithm resolve(const detail::coll_engine& engine, broadcast_algorithm algorithm,
@@ -366,6 +383,9 @@ algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   return {std::string(to_string(algorithm)), reason};
 }
 algorithm_choice explain_allgather(comm& c, std::size_t bytes) {
+  if (mpi_allgather_wins(engine_of(c), c.impl().single_node(), bytes)) {
+    return {"mpi", mpi_allgather_reason};
+  }
   auto [algorithm, reason] = choose_allgather(engine_of(c), bytes);
   return {std::string(to_string(algorithm)), reason};
 }
@@ -506,9 +526,18 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
   if (block == 0) return;
   auto* out = static_cast<std::byte*>(receive);
   const void* input = send == in_place ? out + static_cast<std::size_t>(c.rank()) * block : send;
-  if (algorithm == allgather_algorithm::automatic)
-    algorithm = choose_allgather(engine, block).first;
   auto& impl = c.impl();
+  if (algorithm == allgather_algorithm::automatic) {
+    if (mpi_allgather_wins(engine, impl.single_node(), block)) {
+      // Under the preload this reaches PMPI_Allgather: the call runs inside cachecomm.
+      const int count = mpi_count(count_per_rank, "allgather");
+      CACHECOMM_MPI(MPI_Allgather(send == in_place ? MPI_IN_PLACE : send, count,
+                                  mpi_datatype_of(type), receive, count, mpi_datatype_of(type),
+                                  c.mpi_comm()));
+      return;
+    }
+    algorithm = choose_allgather(engine, block).first;
+  }
   if (impl.single_node()) {
     engine.allgather(input, receive, block, algorithm);
     return;

@@ -5,6 +5,7 @@
 
 #include "coll/coll_engine.hpp"
 #include "coll/reduce_kernels.hpp"
+#include "coll/shared_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -14,6 +15,8 @@ void coll_engine::reduce_gather(const void* input, void* output, std::size_t cou
   const auto size = static_cast<std::size_t>(m_size);
   const auto me = static_cast<std::size_t>(m_rank);
   const bool receiver = root < 0 || root == m_rank;
+  // A rooted reduce's root stages nothing: no other rank reads its chunks.
+  const bool others_read = root < 0 || root != m_rank;
   // Step s uses half s % 2 of the data region, as every depth-2 user of the region does, so the
   // steps before and after this call need no other care. Each half holds `ring_half` chunks per
   // rank.
@@ -39,8 +42,10 @@ void coll_engine::reduce_gather(const void* input, void* output, std::size_t cou
     // The first two steps may reuse a half that an earlier call's last steps used in another
     // layout.
     ensure_free(step, chunk < 2 ? 2 : depth);
-    std::memcpy(staging(me, step), in + chunk * chunk_elements * element,
-                elements_of(chunk) * element);
+    if (others_read) {
+      copy_to_shared(staging(me, step), in + chunk * chunk_elements * element,
+                     elements_of(chunk) * element, m_tuning.streaming_stores);
+    }
     post_region(step);
   };
   stage(0);

@@ -4,4 +4,5 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/collectives.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce_large.cpp
   ${CMAKE_CURRENT_LIST_DIR}/allgather_single_copy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shared_copy.cpp
 )

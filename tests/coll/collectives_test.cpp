@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -181,6 +182,33 @@ TEST(Collectives, AllgatherMatchesMpi) {
                                                  type, reduce_op::sum, count, -1, in_place_call);
         }
       }
+    }
+  }
+}
+
+// The automatic choice at the sizes where it may hand the call to the system MPI (2 ranks, blocks
+// from 1 MiB) and around them, in place and not.
+TEST(Collectives, AutomaticAllgatherMatchesMpiAtLargeBlocks) {
+  comm c(MPI_COMM_WORLD);
+  const auto size = static_cast<std::size_t>(c.size());
+  for (std::size_t block :
+       {std::size_t{512} << 10, std::size_t{1} << 20, (std::size_t{1} << 20) + 8}) {
+    const std::size_t count = block / 8;
+    std::vector<double> input(count), expected(count * size), got(count * size);
+    for (std::size_t i = 0; i < count; ++i)
+      input[i] = static_cast<double>(c.rank()) * 1e6 + static_cast<double>(i);
+    MPI_Allgather(input.data(), static_cast<int>(count), MPI_DOUBLE, expected.data(),
+                  static_cast<int>(count), MPI_DOUBLE, MPI_COMM_WORLD);
+    for (bool in_place_call : {false, true}) {
+      std::fill(got.begin(), got.end(), -1.0);
+      if (in_place_call)
+        std::copy(
+            input.begin(), input.end(),
+            got.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(c.rank()) * count));
+      allgather(c, in_place_call ? in_place : input.data(), got.data(), count, datatype::float64);
+      ASSERT_TRUE(all_ranks(got == expected))
+          << "automatic allgather (" << explain_allgather(c, block).algorithm << ") of " << block
+          << " bytes per rank" << (in_place_call ? ", in place" : "");
     }
   }
 }

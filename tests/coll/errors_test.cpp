@@ -114,6 +114,19 @@ TEST(CollectiveErrors, CheckingReportsMismatchedCallsOnEveryRank) {
   expect_still_works(c);
 }
 
+TEST(CollectiveErrors, BadStreamingStoresSettingIsNamed) {
+  config settings = config::from_environment();
+  settings.set("CACHECOMM_STREAMING_STORES", "sometimes");
+  comm c(MPI_COMM_WORLD, settings);
+  if (c.size() == 1) GTEST_SKIP() << "one rank keeps no shared state";
+  std::vector<double> data(4, 1.0);
+  // The collectives' state is built (and the setting read) on every rank by the first call.
+  const auto message = expect_error<invalid_argument>(
+      [&] { broadcast(c, data.data(), data.size(), datatype::float64, 0); });
+  EXPECT_NE(message.find("CACHECOMM_STREAMING_STORES"), std::string::npos) << message;
+  EXPECT_NE(message.find("sometimes"), std::string::npos) << message;
+}
+
 TEST(CollectiveErrors, TypedOverloadsAndNamesWork) {
   comm c(MPI_COMM_WORLD);
   std::vector<int> mine = {c.rank(), 1};

@@ -7,6 +7,11 @@ cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 3
 # Small region and chunks: many pipeline steps per message; single copy refused (the fallback path).
 cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 2 SUFFIX .no_single_copy
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_SINGLE_COPY=0 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
+# Copies into the shared region with and without streaming stores, whatever this CPU's default.
+cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 2 3 SUFFIX .streaming
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=1 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
+cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 3 SUFFIX .no_streaming
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=0)
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 1 2 3 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 3 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
@@ -20,4 +25,10 @@ add_test(NAME bench_coll_data_smoke.np2
                  coll --op bcast,reduce,allreduce,allgather,copy-probe,exchange-floor --quick --quiet
                  --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_data_smoke.json)
 set_tests_properties(bench_coll_data_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
-  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP bench_coll_data_json)
+# Its JSON meets the contract: buffers and timing on every row, one auto:<algorithm> row per mode.
+find_package(Python3 COMPONENTS Interpreter)
+add_test(NAME bench_coll_data_contract
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check-bench-json
+                 ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_data_smoke.json --suite coll)
+set_tests_properties(bench_coll_data_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_data_json)

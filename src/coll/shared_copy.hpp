@@ -1,0 +1,29 @@
+// Copies into the collectives' shared buffers.
+#pragma once
+
+#include <cstddef>
+
+namespace cachecomm::detail {
+
+/// Copies `bytes` into shared memory that other ranks read after this rank publishes it; with
+/// `streaming`, by non-temporal stores from `streaming_copy_min_bytes` on. A shared buffer is
+/// rewritten while the ranks that read it last still hold its lines in their caches; an ordinary
+/// store must first take each line from them (one invalidation round trip per line, few in flight),
+/// which on a 2-core AMD EPYC VM held a copy into such lines to 2.2-2.5 GB/s, against 24-40 GB/s
+/// with streaming stores, which invalidate without waiting. The readers then read from memory (9-12
+/// GB/s there, about what reading from the writer's cache gave). The streaming path ends with a
+/// store fence, so a release store after it publishes the data.
+void copy_to_shared(void* destination, const void* source, std::size_t bytes, bool streaming);
+
+/// CACHECOMM_STREAMING_STORES=auto (when not oversubscribed): whether this CPU's cross-core
+/// ownership transfers are slow enough for streaming stores to pay off. AMD (measured above; on
+/// EPYC, cores of different core complexes reach each other's caches through the I/O die); not
+/// Intel, where a Sapphire Rapids VM took lines the other core held at ~22 GB/s and readers would
+/// lose its cache-to-cache reads.
+[[nodiscard]] bool streaming_stores_pay_off();
+
+/// Below this size the copy is an ordinary memcpy (a few lines: the latency of the invalidations
+/// overlaps, and the readers find the data in the writer's cache).
+inline constexpr std::size_t streaming_copy_min_bytes = 8192;
+
+}  // namespace cachecomm::detail
