@@ -3,11 +3,30 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "cachecomm/cachecomm.hpp"
+#include "coll/algorithm_registry.hpp"
+#include "coll/coll_engine.hpp"
 #include "core/comm_impl.hpp"
 #include "topo/machine.hpp"
+
+namespace {
+
+// One line per registered algorithm, marked where it would fall back on this node.
+template <typename Entry>
+void print_algorithms(const char* operation, std::span<const Entry> registry,
+                      const cachecomm::detail::node_shape& shape) {
+  for (const Entry& entry : registry) {
+    std::printf("  %-9s %-15s %s%s\n", operation, std::string(entry.name).c_str(),
+                entry.applicable(shape) ? "" : "[falls back on this node] ",
+                std::string(entry.description).c_str());
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -30,6 +49,8 @@ int main(int argc, char** argv) {
       choices.push_back({"allgather", bytes, cachecomm::explain_allgather(comm, bytes)});
     }
     const bool single_copy = cachecomm::single_copy_available(comm);
+    const cachecomm::detail::node_shape shape =
+        cachecomm::detail::coll_engine::of(comm.impl()).shape();
     if (comm.rank() == 0) {
       const auto& machine = cachecomm::detail::this_machine();
       const auto& topology = comm.topology();
@@ -67,6 +88,14 @@ int main(int argc, char** argv) {
         std::printf("  %-9s %8zu B: %-15s %s\n", row.operation, row.bytes,
                     row.choice.algorithm.c_str(), row.choice.reason.c_str());
       }
+      std::printf(
+          "algorithms (by name in CACHECOMM_BARRIER, _BCAST, _REDUCE, _ALLREDUCE, "
+          "_ALLGATHER):\n");
+      namespace detail = cachecomm::detail;
+      print_algorithms("barrier", detail::barrier_registry(), shape);
+      print_algorithms("broadcast", detail::broadcast_registry(), shape);
+      print_algorithms("reduce", detail::reduce_registry(), shape);
+      print_algorithms("allgather", detail::allgather_registry(), shape);
       std::printf("\nsettings (CACHECOMM_*):\n");
       for (const auto& setting : cachecomm::declared_settings()) {
         std::printf("  %-28s = %-10s %s%s\n", setting.name.c_str(),

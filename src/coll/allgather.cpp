@@ -10,16 +10,9 @@ namespace cachecomm::detail {
 
 void coll_engine::allgather(const void* input, void* output, std::size_t block_bytes,
                             allgather_algorithm algorithm) {
-  if (algorithm == allgather_algorithm::automatic) {
-    throw usage_error("cachecomm: coll_engine::allgather needs a concrete algorithm");
-  }
+  const allgather_entry& entry = entry_of(algorithm);  // refuses `automatic` before any early exit
   if (block_bytes == 0) return;
-  if (m_size > 1 && algorithm == allgather_algorithm::single_copy && m_cma) {
-    allgather_single_copy(input, output, block_bytes);
-    return;
-  }
-  allgather_central(input, output,
-                    block_bytes);  // also single_copy when cross-memory attach is refused
+  entry.run(*this, input, output, block_bytes);
 }
 
 void coll_engine::allgather_central(const void* input, void* output, std::size_t block_bytes) {

@@ -12,29 +12,7 @@ namespace cachecomm::detail {
 void coll_engine::broadcast(void* buffer, std::size_t bytes, int root,
                             broadcast_algorithm algorithm) {
   if (m_size == 1 || bytes == 0) return;
-  switch (algorithm) {
-    case broadcast_algorithm::central:
-      if (bytes <= slot_payload)
-        broadcast_slots(buffer, bytes, root);
-      else
-        broadcast_region(buffer, bytes, root, 1);
-      return;
-    case broadcast_algorithm::double_buffer:
-      if (bytes <= slot_payload)
-        broadcast_slots(buffer, bytes, root);
-      else
-        broadcast_region(buffer, bytes, root, 2);
-      return;
-    case broadcast_algorithm::tree: broadcast_tree(buffer, bytes, root); return;
-    case broadcast_algorithm::single_copy:
-      if (m_cma)
-        broadcast_single_copy(buffer, bytes, root);
-      else
-        broadcast_region(buffer, bytes, root, 2);
-      return;
-    case broadcast_algorithm::automatic: break;
-  }
-  throw usage_error("cachecomm: coll_engine::broadcast needs a concrete algorithm");
+  entry_of(algorithm).run(*this, buffer, bytes, root);
 }
 
 void coll_engine::broadcast_slots(void* buffer, std::size_t bytes, int root) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "cachecomm/error.hpp"
+#include "coll/selection.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 
@@ -43,6 +44,8 @@ coll_engine& coll_engine::of(comm_impl& impl) {
 
 coll_engine::coll_engine(comm_impl& impl) {
   static_assert(slot_payload + slot_header_bytes == slot_stride);
+  static_assert(slot_payload == thresholds::slot_message_bytes,
+                "the automatic choice must know where the slot path ends");
   const node_topology& topology = impl.topology();
   m_size = topology.node_size;
   m_rank = topology.node_rank;
@@ -103,19 +106,6 @@ coll_engine::coll_engine(comm_impl& impl) {
   pid_t self = ::getpid();
   CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, m_pids.data(), 1, MPI_INT, impl.node()));
   probe_single_copy(impl.node());
-
-  if (!impl.single_node()) {
-    // Where every rank of the communicator lives, for the node phases of multi-node collectives.
-    int mine[2] = {topology.node_index, topology.node_rank};
-    std::vector<int> all(2 * static_cast<std::size_t>(impl.size()));
-    CACHECOMM_MPI(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, impl.world()));
-    m_node_of_rank.resize(static_cast<std::size_t>(impl.size()));
-    m_node_rank_of_rank.resize(static_cast<std::size_t>(impl.size()));
-    for (std::size_t rank = 0; rank < m_node_of_rank.size(); ++rank) {
-      m_node_of_rank[rank] = all[2 * rank];
-      m_node_rank_of_rank[rank] = all[2 * rank + 1];
-    }
-  }
 }
 
 void coll_engine::probe_single_copy(MPI_Comm node) {

@@ -17,17 +17,7 @@ void coll_engine::reduce(const void* input, void* output, std::size_t count, dat
     if (receiver && input != output) std::memcpy(output, input, count * size_of(type));
     return;
   }
-  switch (algorithm) {
-    case reduce_algorithm::slots: reduce_slots(input, output, count, type, op, root); return;
-    case reduce_algorithm::reduce_scatter:
-      reduce_scatter(input, output, count, type, op, root);
-      return;
-    case reduce_algorithm::gather_reduce:
-      reduce_gather(input, output, count, type, op, root);
-      return;
-    case reduce_algorithm::automatic: break;
-  }
-  throw usage_error("cachecomm: coll_engine::reduce needs a concrete algorithm");
+  entry_of(algorithm).run(*this, input, output, count, type, op, root);
 }
 
 void coll_engine::reduce_slots(const void* input, void* output, std::size_t count, datatype type,
