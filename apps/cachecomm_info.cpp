@@ -4,9 +4,13 @@
 
 #include <cstdio>
 #include <cstring>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "cachecomm/cachecomm.hpp"
+#include "coll/algorithm_registry.hpp"
+#include "coll/coll_engine.hpp"
 #include "core/comm_impl.hpp"
 #include "preload/mpi_identity.hpp"
 #include "topo/machine.hpp"
@@ -24,6 +28,17 @@ void print_mpi() {
         "MPI: running on %s (%s): NOT the MPI this build is for; the preload library would "
         "pass every call through\n",
         running.name().c_str(), running.library.c_str());
+  }
+}
+
+// One line per registered algorithm, marked where it would fall back on this node.
+template <typename Entry>
+void print_algorithms(const char* operation, std::span<const Entry> registry,
+                      const cachecomm::detail::node_shape& shape) {
+  for (const Entry& entry : registry) {
+    std::printf("  %-9s %-15s %s%s\n", operation, std::string(entry.name).c_str(),
+                entry.applicable(shape) ? "" : "[falls back on this node] ",
+                std::string(entry.description).c_str());
   }
 }
 
@@ -53,7 +68,7 @@ int main(int argc, char** argv) {
       cachecomm::algorithm_choice choice;
     };
     std::vector<choice_row> choices;
-    // Allgather: bytes of one rank's block (single copy from 2 MiB at 2 ranks).
+    // Allgather: bytes of one rank's block.
     for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536},
                               std::size_t{1} << 20, std::size_t{4} << 20}) {
       choices.push_back({"broadcast", bytes, cachecomm::explain_broadcast(comm, bytes)});
@@ -62,6 +77,8 @@ int main(int argc, char** argv) {
       choices.push_back({"allgather", bytes, cachecomm::explain_allgather(comm, bytes)});
     }
     const bool single_copy = cachecomm::single_copy_available(comm);
+    const cachecomm::detail::node_shape shape =
+        cachecomm::detail::coll_engine::of(comm.impl()).shape();
     if (comm.rank() == 0) {
       const auto& machine = cachecomm::detail::this_machine();
       const auto& topology = comm.topology();
@@ -100,6 +117,14 @@ int main(int argc, char** argv) {
         std::printf("  %-9s %8zu B: %-15s %s\n", row.operation, row.bytes,
                     row.choice.algorithm.c_str(), row.choice.reason.c_str());
       }
+      std::printf(
+          "algorithms (by name in CACHECOMM_BARRIER, _BCAST, _REDUCE, _ALLREDUCE, "
+          "_ALLGATHER):\n");
+      namespace detail = cachecomm::detail;
+      print_algorithms("barrier", detail::barrier_registry(), shape);
+      print_algorithms("broadcast", detail::broadcast_registry(), shape);
+      print_algorithms("reduce", detail::reduce_registry(), shape);
+      print_algorithms("allgather", detail::allgather_registry(), shape);
       std::printf("\nsettings (CACHECOMM_*):\n");
       for (const auto& setting : cachecomm::declared_settings()) {
         std::printf("  %-28s = %-10s %s%s\n", setting.name.c_str(),

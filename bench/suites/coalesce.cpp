@@ -14,6 +14,7 @@
 #include "coalesce/mpi_line_sink.hpp"
 #include "coalesce/record_aggregator.hpp"
 #include "coalesce/shm_line_sink.hpp"
+#include "coll/barrier.hpp"
 #include "common/interleaved.hpp"
 #include "common/report.hpp"
 #include "common/suite.hpp"
@@ -105,7 +106,7 @@ struct baseline_path {
   /// What ends every timed iteration: the target has applied everything and all ranks know it.
   void close_epoch() {
     if (mpi_sink) mpi_sink->complete_epoch();
-    impl.barrier(impl.default_barrier());
+    cachecomm::detail::node_aware_barrier(impl);
   }
 
   detail::comm_impl& impl;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cachecomm/comm.hpp"
+#include "coll/barrier.hpp"
 #include "core/comm_impl.hpp"
 #include "shm/segment.hpp"
 #include "suites/coll_ops.hpp"
@@ -59,7 +60,7 @@ void run_line_contention(coll_context& context) {
         }
         std::atomic_thread_fence(std::memory_order_seq_cst);
       }
-      impl.barrier(barrier_algorithm::automatic);
+      cachecomm::detail::node_aware_barrier(impl);
       double elapsed = 0;
       if (node_rank != 0) {
         const std::byte* source =

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "coll/barrier.hpp"
 #include "core/comm_impl.hpp"
 #include "shm/segment.hpp"
 #include "suites/coll_ops.hpp"
@@ -44,7 +45,7 @@ void run_copy_probes(coll_context& context) {
         // Each rank rewrites its own block, so every copy below is a transfer from another cache.
         std::memset(blocks_base + static_cast<std::size_t>(rank) * block, access & 0xFF, block);
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        impl.barrier(barrier_algorithm::automatic);
+        cachecomm::detail::node_aware_barrier(impl);
         const int source = source_of(pattern, rank, size);
         double elapsed = 0;
         if (source != rank) {
@@ -56,7 +57,7 @@ void run_copy_probes(coll_context& context) {
         double slowest = 0;
         MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, impl.node());
         samples_us.push_back(slowest * 1e6);
-        impl.barrier(barrier_algorithm::automatic);  // nobody rewrites a block still being read
+        cachecomm::detail::node_aware_barrier(impl);  // nobody rewrites a block still being read
       }
       const auto times = summarize(samples_us);
       const double seconds = times.median * 1e-6;

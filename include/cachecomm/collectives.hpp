@@ -27,6 +27,7 @@ enum class broadcast_algorithm {
   double_buffer,  ///< as central, but two buffers so the root fills one while ranks drain the other
   tree,           ///< binomial tree of per-rank cache-line slots (few readers per line)
   single_copy,  ///< readers copy straight from the root's buffer (cross-memory attach), if allowed
+  slots,        ///< the root's cache-line slots, read by every rank (the small-message path)
 };
 
 enum class reduce_algorithm {
@@ -44,6 +45,7 @@ enum class allgather_algorithm {
                 ///< attach)
 };
 
+// Names, parsing and lists come from one registry per collective (src/coll/algorithm_registry.cpp).
 [[nodiscard]] std::string_view to_string(broadcast_algorithm algorithm);
 [[nodiscard]] std::string_view to_string(reduce_algorithm algorithm);
 [[nodiscard]] std::string_view to_string(allgather_algorithm algorithm);

@@ -28,9 +28,24 @@ struct node_topology {
   int ranks_sharing_memory =
       1;  ///< ranks of the job on this machine (may exceed node_size when split)
   bool oversubscribed = false;  ///< ranks_sharing_memory > cores_available
-  std::vector<int> node_ranks;  ///< communicator rank of each node rank
+  std::vector<int> node_ranks;  ///< communicator rank of each node rank (the local ranks)
   std::vector<int>
       core_of_node_rank;  ///< core (hwloc logical index) each node rank last ran on, -1 if unknown
+  // The node map, built once per comm (one MPI_Allgather): every layer asks it instead of
+  // rebuilding its own.
+  std::vector<int> node_of_rank;       ///< node index of each communicator rank
+  std::vector<int> node_rank_of_rank;  ///< each communicator rank's rank on its own node
+
+  /// The node `rank` (a communicator rank) lives on.
+  [[nodiscard]] int node_id(int rank) const { return node_of_rank[static_cast<std::size_t>(rank)]; }
+  /// `rank`'s rank on its own node (whichever node that is).
+  [[nodiscard]] int node_rank_of(int rank) const {
+    return node_rank_of_rank[static_cast<std::size_t>(rank)];
+  }
+  /// True when `rank` shares this node (this rank included).
+  [[nodiscard]] bool is_local(int rank) const { return node_id(rank) == node_index; }
+  /// `rank`'s node rank when it shares this node, -1 otherwise.
+  [[nodiscard]] int local_rank(int rank) const { return is_local(rank) ? node_rank_of(rank) : -1; }
 };
 
 class comm {

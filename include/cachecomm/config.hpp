@@ -49,7 +49,7 @@ namespace detail {
 /// Declares a setting at namespace scope: `const detail::setting_declaration k{"CACHECOMM_X", "1",
 /// "..."};`
 struct setting_declaration {
-  setting_declaration(const char* name, const char* default_value, const char* description);
+  setting_declaration(const char* name, const char* default_value, std::string description);
 };
 }  // namespace detail
 

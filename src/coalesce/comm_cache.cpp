@@ -11,6 +11,7 @@
 #include "coalesce/line_store.hpp"
 #include "coalesce/mpi_line_sink.hpp"
 #include "coalesce/shm_line_sink.hpp"
+#include "coll/barrier.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "shm/cache_line.hpp"
@@ -161,7 +162,7 @@ class comm_cache_impl {
     if (m_mpi_sink) m_mpi_sink->complete_epoch();
     // The node barrier orders the shared-memory copies before the targets' reads (release/acquire).
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    m_impl->barrier(m_impl->default_barrier());
+    detail::node_aware_barrier(*m_impl);
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
 

@@ -46,9 +46,7 @@ mpi_line_sink::mpi_line_sink(MPI_Comm parent, std::span<std::byte> local_window,
 }
 
 mpi_line_sink::~mpi_line_sink() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return;
+  if (mpi_finalized()) return;
   for (pending_send& slot : m_sends) {
     if (slot.request != MPI_REQUEST_NULL) MPI_Wait(&slot.request, MPI_STATUS_IGNORE);
   }

@@ -1,17 +1,17 @@
+// Engine setup: settings, the segment layout, the single-copy probe, and the step primitives every
+// algorithm shares (slots, the data region, `done`).
 #include "coll/coll_engine.hpp"
 
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
-#include <cstring>
 #include <string>
 
 #include "cachecomm/error.hpp"
 #include "coll/mismatch_error.hpp"
-#include "coll/reduce_kernels.hpp"
+#include "coll/selection.hpp"
 #include "coll/shared_copy.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
@@ -42,10 +42,6 @@ const setting_declaration streaming_setting{
     "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
     "auto: streaming on AMD CPUs when not oversubscribed, where taking lines back from the ranks "
     "that read them last is slow (see docs/architecture.md)."};
-
-std::uint64_t& address_word(padded_flag& line) {
-  return *reinterpret_cast<std::uint64_t*>(&line);
-}
 
 // A rank's posted line also carries the description of its call (after the flag word): the call's
 // first step (0 while being rewritten: a seqlock, since a writer a step ahead may be in its next
@@ -91,6 +87,8 @@ coll_engine& coll_engine::of(comm_impl& impl) {
 
 coll_engine::coll_engine(comm_impl& impl) {
   static_assert(slot_payload + slot_header_bytes == slot_stride);
+  static_assert(slot_payload == thresholds::slot_message_bytes,
+                "the automatic choice must know where the slot path ends");
   const node_topology& topology = impl.topology();
   m_size = topology.node_size;
   m_rank = topology.node_rank;
@@ -161,19 +159,6 @@ coll_engine::coll_engine(comm_impl& impl) {
   pid_t self = ::getpid();
   CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, m_pids.data(), 1, MPI_INT, impl.node()));
   probe_single_copy(impl.node());
-
-  if (!impl.single_node()) {
-    // Where every rank of the communicator lives, for the node phases of multi-node collectives.
-    int mine[2] = {topology.node_index, topology.node_rank};
-    std::vector<int> all(2 * static_cast<std::size_t>(impl.size()));
-    CACHECOMM_MPI(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, impl.world()));
-    m_node_of_rank.resize(static_cast<std::size_t>(impl.size()));
-    m_node_rank_of_rank.resize(static_cast<std::size_t>(impl.size()));
-    for (std::size_t rank = 0; rank < m_node_of_rank.size(); ++rank) {
-      m_node_of_rank[rank] = all[2 * rank];
-      m_node_rank_of_rank[rank] = all[2 * rank + 1];
-    }
-  }
 }
 
 void coll_engine::probe_single_copy(MPI_Comm node) {
@@ -344,105 +329,6 @@ void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
   check_call(rank, step, info, bytes);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Broadcast
-
-void coll_engine::broadcast(void* buffer, std::size_t bytes, int root,
-                            broadcast_algorithm algorithm) {
-  if (m_size == 1 || bytes == 0) return;
-  begin_call(call_kind::broadcast, bytes, datatype::byte, 0xffU);
-  switch (algorithm) {
-    case broadcast_algorithm::central:
-      if (bytes <= slot_payload)
-        broadcast_slots(buffer, bytes, root);
-      else
-        broadcast_region(buffer, bytes, root, 1);
-      return;
-    case broadcast_algorithm::double_buffer:
-      if (bytes <= slot_payload)
-        broadcast_slots(buffer, bytes, root);
-      else
-        broadcast_region(buffer, bytes, root, 2);
-      return;
-    case broadcast_algorithm::tree: broadcast_tree(buffer, bytes, root); return;
-    case broadcast_algorithm::single_copy:
-      if (m_cma)
-        broadcast_single_copy(buffer, bytes, root);
-      else
-        broadcast_region(buffer, bytes, root, 2);
-      return;
-    case broadcast_algorithm::automatic: break;
-  }
-  throw usage_error("cachecomm: coll_engine::broadcast needs a concrete algorithm");
-}
-
-void coll_engine::broadcast_slots(void* buffer, std::size_t bytes, int root) {
-  auto* data = static_cast<std::byte*>(buffer);
-  for (std::size_t offset = 0; offset < bytes; offset += slot_payload) {
-    const std::size_t n = std::min(slot_payload, bytes - offset);
-    const std::uint32_t step = begin_step();
-    if (m_rank == root) {
-      ensure_free(step, slot_depth(n));
-      std::memcpy(slot_data(m_rank, step, n), data + offset, n);
-      post_slot(step, n);
-    } else {
-      wait_slot(root, step, n, "broadcast (root's slot)");
-      std::memcpy(data + offset, slot_data(root, step, n), n);
-    }
-    finish_step(step);
-  }
-}
-
-void coll_engine::broadcast_tree(void* buffer, std::size_t bytes, int root) {
-  // Binomial tree on ranks relative to the root: parent clears the highest bit, so each slot has
-  // at most log2(P) readers instead of P-1.
-  const auto relative = static_cast<unsigned>((m_rank - root + m_size) % m_size);
-  const int parent =
-      relative == 0 ? -1 : (static_cast<int>(relative - std::bit_floor(relative)) + root) % m_size;
-  const unsigned first_child = relative == 0 ? 1U : std::bit_floor(relative) << 1;
-  const bool has_children = relative + first_child < static_cast<unsigned>(m_size);
-  auto* data = static_cast<std::byte*>(buffer);
-  for (std::size_t offset = 0; offset < bytes; offset += slot_payload) {
-    const std::size_t n = std::min(slot_payload, bytes - offset);
-    const std::uint32_t step = begin_step();
-    if (parent < 0) {
-      ensure_free(step, slot_depth(n));
-      std::memcpy(slot_data(m_rank, step, n), data + offset, n);
-      post_slot(step, n);
-    } else {
-      wait_slot(parent, step, n, "broadcast (parent's slot in the tree)");
-      if (has_children) {
-        ensure_free(step, slot_depth(n));
-        std::memcpy(slot_data(m_rank, step, n), slot_data(parent, step, n), n);
-        post_slot(step, n);
-      }
-      std::memcpy(data + offset, slot_data(parent, step, n), n);
-    }
-    finish_step(step);
-  }
-}
-
-void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth) {
-  // depth 1 is the seed's centralized algorithm: each chunk fills the region and the root waits for
-  // every reader before the next; depth 2 double-buffers in pipeline chunks.
-  const std::size_t chunk =
-      depth == 1 || m_oversubscribed ? m_tuning.region_bytes : m_tuning.chunk_bytes;
-  auto* data = static_cast<std::byte*>(buffer);
-  for (std::size_t offset = 0; offset < bytes; offset += chunk) {
-    const std::size_t n = std::min(chunk, bytes - offset);
-    const std::uint32_t step = begin_step();
-    if (m_rank == root) {
-      ensure_free(step, depth);
-      copy_to_shared(region(step), data + offset, n, m_tuning.streaming_stores);
-      post_region(step);
-    } else {
-      wait_region(root, step, "broadcast (root's data region)");
-      std::memcpy(data + offset, region(step), n);
-    }
-    finish_step(step);
-  }
-}
-
 int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address,
                       std::size_t bytes, bool push) {
   std::size_t copied = 0;
@@ -460,273 +346,6 @@ int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_add
     copied += static_cast<std::size_t>(got);
   }
   return 0;
-}
-
-void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int root) {
-  // Root and readers copy at once: each reader pulls the front of the message from the root's
-  // buffer while the root pushes the tail (1/P of it) into every reader's buffer. One core alone
-  // cannot keep enough line transfers in flight to use the bandwidth between caches.
-  const auto size = static_cast<std::size_t>(m_size);
-  const std::size_t pushed = m_cma_push && bytes >= (64U << 10) ? bytes / size / 4096 * 4096 : 0;
-  const std::size_t pulled = bytes - pushed;
-  auto* data = static_cast<std::byte*>(buffer);
-  const std::uint32_t step = begin_step();
-  auto& own_line = m_address[static_cast<std::size_t>(m_rank)];
-  std::atomic_ref<std::uint64_t>(address_word(own_line))
-      .store(reinterpret_cast<std::uintptr_t>(buffer), std::memory_order_relaxed);
-  if (m_rank == root) {
-    // Word 1 of the root's line: the step whose push failed (readers then pull everything).
-    int push_error = 0;
-    post_region(step);
-    if (pushed > 0) {
-      for (int rank = 0; rank < m_size; ++rank) {
-        if (rank == m_rank) continue;
-        wait_region(rank, step, "broadcast (single-copy reader's address)");
-        const std::uint64_t address =
-            std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(rank)]))
-                .load(std::memory_order_relaxed);
-        if (push_error == 0) {
-          push_error = cross_memory_copy(m_pids[static_cast<std::size_t>(rank)], data + pulled,
-                                         address + pulled, pushed, true);
-        }
-      }
-      std::atomic_ref<std::uint64_t>((&address_word(own_line))[1])
-          .store(push_error == 0 ? 0 : step, std::memory_order_relaxed);
-    }
-    finish_step(step);  // readers wait for it when part of the message is pushed
-    // The readers copy from the caller's buffer: it must outlive every read.
-    for (int rank = 0; rank < m_size; ++rank) {
-      if (rank != m_rank) {
-        m_wait->wait_reach(m_done[static_cast<std::size_t>(rank)].value, step, rank,
-                           "broadcast (single-copy reader)");
-      }
-    }
-    return;
-  }
-  post_region(step);  // this rank's address, for the root's push
-  wait_region(root, step, "broadcast (root's address)");
-  auto& root_line = m_address[static_cast<std::size_t>(root)];
-  const std::uint64_t address =
-      std::atomic_ref<std::uint64_t>(address_word(root_line)).load(std::memory_order_relaxed);
-  const pid_t root_pid = m_pids[static_cast<std::size_t>(root)];
-  int error_number = cross_memory_copy(root_pid, data, address, pulled, false);
-  if (pushed > 0) {
-    m_wait->wait_reach(m_done[static_cast<std::size_t>(root)].value, step, root,
-                       "broadcast (root's single-copy push)");
-    const std::uint64_t failed = std::atomic_ref<std::uint64_t>((&address_word(root_line))[1])
-                                     .load(std::memory_order_relaxed);
-    if (error_number == 0 && failed == step) {
-      error_number = cross_memory_copy(root_pid, data + pulled, address + pulled, pushed, false);
-    }
-  }
-  finish_step(step);  // let the root go; this rank reports a failure
-  if (error_number != 0) {
-    throw system_error("cachecomm: single-copy broadcast: process_vm_readv from node rank " +
-                           std::to_string(root) + " failed",
-                       error_number);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reduce / allreduce
-
-void coll_engine::reduce(const void* input, void* output, std::size_t count, datatype type,
-                         reduce_op op, int root, reduce_algorithm algorithm) {
-  if (count == 0) return;
-  const bool receiver = root < 0 || root == m_rank;
-  if (m_size == 1) {
-    if (receiver && input != output) std::memcpy(output, input, count * size_of(type));
-    return;
-  }
-  begin_call(call_kind::reduce, count * size_of(type), type, static_cast<std::uint32_t>(op));
-  switch (algorithm) {
-    case reduce_algorithm::slots: reduce_slots(input, output, count, type, op, root); return;
-    case reduce_algorithm::reduce_scatter:
-      reduce_scatter(input, output, count, type, op, root);
-      return;
-    case reduce_algorithm::gather_reduce:
-      reduce_gather(input, output, count, type, op, root);
-      return;
-    case reduce_algorithm::automatic: break;
-  }
-  throw usage_error("cachecomm: coll_engine::reduce needs a concrete algorithm");
-}
-
-void coll_engine::reduce_slots(const void* input, void* output, std::size_t count, datatype type,
-                               reduce_op op, int root) {
-  const std::size_t element = size_of(type);
-  const std::size_t per_slot = count * element <= slot_payload ? count : slot_payload / element;
-  const bool receiver = root < 0 || root == m_rank;
-  const auto* in = static_cast<const std::byte*>(input);
-  auto* out = static_cast<std::byte*>(output);
-  for (std::size_t first = 0; first < count; first += per_slot) {
-    const std::size_t n = std::min(per_slot, count - first);
-    const std::uint32_t step = begin_step();
-    ensure_free(step, slot_depth(n * element));
-    std::memcpy(slot_data(m_rank, step, n * element), in + first * element, n * element);
-    store_slot(step, n * element);
-    if (!receiver) wake_slot(step, n * element);
-    if (receiver) {
-      for (int rank = 0; rank < m_size; ++rank) {
-        if (rank != m_rank) wait_slot(rank, step, n * element, "reduce (a rank's slot)");
-        // This rank's own part comes from its private input (the same bits as its slot): by now
-        // the others are reading the slot's line, and reading it back here would wait for them.
-        m_inputs[static_cast<std::size_t>(rank)] =
-            rank == m_rank ? in + first * element : slot_data(rank, step, n * element);
-      }
-      reduce_ordered(m_inputs.data(), m_size, out + first * element, nullptr, n, type, op);
-      // finish_step and wake_slot under one fence: `done` as a release store first.
-      auto& done = m_done[static_cast<std::size_t>(m_rank)].value;
-      done.store(step, std::memory_order_release);
-      wake_slot(step, n * element);
-      m_wait->wake(reinterpret_cast<const std::uint32_t*>(&done));
-      continue;
-    }
-    finish_step(step);
-  }
-}
-
-void coll_engine::reduce_scatter(const void* input, void* output, std::size_t count, datatype type,
-                                 reduce_op op, int root) {
-  const std::size_t element = size_of(type);
-  const std::size_t per_line = cache_line_size / element;
-  const auto size = static_cast<std::size_t>(m_size);
-  const auto me = static_cast<std::size_t>(m_rank);
-  const bool receiver = root < 0 || root == m_rank;
-  const bool others_receive = root < 0 || root != m_rank;
-  // Per step every rank stages one chunk of its input; the staging half holds P of them.
-  std::size_t step_bytes = m_tuning.region_bytes / size / cache_line_size * cache_line_size;
-  if (!m_oversubscribed) step_bytes = std::min(step_bytes, m_tuning.chunk_bytes);
-  const std::size_t step_elements = step_bytes / element;
-  const auto* in = static_cast<const std::byte*>(input);
-  auto* out = static_cast<std::byte*>(output);
-
-  for (std::size_t first = 0; first < count; first += step_elements) {
-    const std::size_t n = std::min(step_elements, count - first);
-    const std::size_t lines = (n + per_line - 1) / per_line;
-    auto slice_begin = [&](std::size_t slice) {
-      return std::min(n, lines * slice / size * per_line);
-    };
-    const std::byte* in_chunk = in + first * element;
-    std::byte* out_chunk = out + first * element;
-
-    // 1. Stage the slices the other ranks reduce.
-    const std::uint32_t staged = begin_step();
-    ensure_free(staged, 2);
-    std::byte* staging = region(staged);
-    for (std::size_t slice = 0; slice < size; ++slice) {
-      if (slice == me) continue;
-      const std::size_t begin = slice_begin(slice);
-      const std::size_t end = slice_begin(slice + 1);
-      copy_to_shared(staging + me * step_bytes + begin * element, in_chunk + begin * element,
-                     (end - begin) * element, m_tuning.streaming_stores);
-    }
-    post_region(staged);
-    for (int rank = 0; rank < m_size; ++rank) {
-      if (rank != m_rank) wait_region(rank, staged, "reduce (a rank's staged input)");
-    }
-
-    // 2. Reduce this rank's slice of every input, in rank order.
-    const std::uint32_t reduced = begin_step();
-    ensure_free(reduced, 2);
-    std::byte* result = region(reduced);
-    const std::size_t begin = slice_begin(me);
-    const std::size_t end = slice_begin(me + 1);
-    if (end > begin) {
-      for (std::size_t rank = 0; rank < size; ++rank) {
-        m_inputs[rank] =
-            rank == me ? in_chunk + begin * element : staging + rank * step_bytes + begin * element;
-      }
-      if (!m_tuning.streaming_stores) {
-        void* shared_out = others_receive ? result + begin * element : nullptr;
-        void* own_out = receiver ? out_chunk + begin * element : nullptr;
-        if (shared_out == nullptr) std::swap(shared_out, own_out);
-        reduce_ordered(m_inputs.data(), m_size, shared_out, own_out, end - begin, type, op);
-      } else {
-        // A private buffer first, then the shared half with streaming stores: the others hold
-        // that half's lines from reading it two steps ago (see shared_copy.hpp).
-        const std::size_t slice_bytes = (end - begin) * element;
-        std::byte* reduced_slice = out_chunk + begin * element;
-        if (!receiver) {
-          if (m_scratch.size() < slice_bytes) m_scratch.resize(slice_bytes);
-          reduced_slice = m_scratch.data();
-        }
-        reduce_ordered(m_inputs.data(), m_size, reduced_slice, nullptr, end - begin, type, op);
-        if (others_receive)
-          copy_to_shared(result + begin * element, reduced_slice, slice_bytes, true);
-      }
-    }
-    finish_step(staged);
-    post_region(reduced);
-
-    // 3. Gather the other slices.
-    if (receiver) {
-      for (std::size_t offset = 1; offset < size; ++offset) {
-        const std::size_t rank = (me + offset) % size;
-        wait_region(static_cast<int>(rank), reduced, "reduce (a rank's reduced slice)");
-        const std::size_t slice_start = slice_begin(rank);
-        const std::size_t slice_end = slice_begin(rank + 1);
-        std::memcpy(out_chunk + slice_start * element, result + slice_start * element,
-                    (slice_end - slice_start) * element);
-      }
-    }
-    finish_step(reduced);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Allgather
-
-void coll_engine::allgather(const void* input, void* output, std::size_t block_bytes,
-                            allgather_algorithm algorithm) {
-  if (algorithm == allgather_algorithm::automatic) {
-    throw usage_error("cachecomm: coll_engine::allgather needs a concrete algorithm");
-  }
-  if (block_bytes == 0) return;
-  begin_call(call_kind::allgather, block_bytes, datatype::byte, 0xffU);
-  if (m_size > 1 && algorithm == allgather_algorithm::single_copy && m_cma) {
-    allgather_single_copy(input, output, block_bytes);
-    return;
-  }
-  allgather_central(input, output,
-                    block_bytes);  // also single_copy when cross-memory attach is refused
-}
-
-void coll_engine::allgather_central(const void* input, void* output, std::size_t block_bytes) {
-  auto* out = static_cast<std::byte*>(output);
-  const auto me = static_cast<std::size_t>(m_rank);
-  const auto size = static_cast<std::size_t>(m_size);
-  if (input != out + me * block_bytes) std::memcpy(out + me * block_bytes, input, block_bytes);
-  if (m_size == 1) return;
-  const bool use_slots = block_bytes <= slot_payload;
-  const std::size_t chunk =
-      use_slots ? slot_payload : m_tuning.region_bytes / size / cache_line_size * cache_line_size;
-  const auto* in = static_cast<const std::byte*>(input);
-  for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
-    const std::size_t n = std::min(chunk, block_bytes - offset);
-    const std::uint32_t step = begin_step();
-    ensure_free(step, use_slots ? slot_depth(n) : 2);
-    if (use_slots) {
-      std::memcpy(slot_data(m_rank, step, n), in + offset, n);
-      post_slot(step, n);
-    } else {
-      copy_to_shared(region(step) + me * chunk, in + offset, n, m_tuning.streaming_stores);
-      post_region(step);
-    }
-    for (std::size_t distance = 1; distance < size; ++distance) {
-      const std::size_t rank = (me + distance) % size;
-      const std::byte* source = nullptr;
-      if (use_slots) {
-        wait_slot(static_cast<int>(rank), step, n, "allgather (a rank's slot)");
-        source = slot_data(static_cast<int>(rank), step, n);
-      } else {
-        wait_region(static_cast<int>(rank), step, "allgather (a rank's block)");
-        source = region(step) + rank * chunk;
-      }
-      std::memcpy(out + rank * block_bytes + offset, source, n);
-    }
-    finish_step(step);
-  }
 }
 
 }  // namespace cachecomm::detail

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cachecomm/collectives.hpp"
+#include "coll/algorithm_registry.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/segment.hpp"
 #include "sync/waiter.hpp"
@@ -36,7 +37,7 @@ struct coll_tuning {
   bool single_copy = true;        ///< allow cross-memory attach
   bool streaming_stores = false;  ///< copies into the shared region bypass the caches
   bool check = false;             ///< verify matching arguments across ranks
-  // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: the table in collectives.cpp)
+  // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: selection.cpp)
   broadcast_algorithm broadcast = broadcast_algorithm::automatic;
   reduce_algorithm reduce = reduce_algorithm::automatic;
   reduce_algorithm allreduce = reduce_algorithm::automatic;
@@ -64,24 +65,15 @@ class coll_engine {
   [[nodiscard]] bool single_copy_available() const { return m_cma; }
   /// Single copy with the root pushing part of the message into the readers' buffers.
   [[nodiscard]] bool single_copy_push_available() const { return m_cma_push; }
-  /// Automatic choice: single-copy broadcast from this size (2 ranks per node, not oversubscribed).
-  static constexpr std::size_t single_copy_min_bytes = 128U << 10;
-  /// Automatic choice: single-copy allgather from this block size (2 ranks per node, not
-  /// oversubscribed).
-  static constexpr std::size_t allgather_single_copy_min_bytes = 64U << 10;
   [[nodiscard]] const coll_tuning& tuning() const { return m_tuning; }
   [[nodiscard]] int node_size() const { return m_size; }
   [[nodiscard]] int node_rank() const { return m_rank; }
   [[nodiscard]] bool oversubscribed() const { return m_oversubscribed; }
-  /// Multi-node communicators only: node index and node rank of each communicator rank.
-  [[nodiscard]] int node_of(int rank) const {
-    return m_node_of_rank.at(static_cast<std::size_t>(rank));
-  }
-  [[nodiscard]] int node_rank_of(int rank) const {
-    return m_node_rank_of_rank.at(static_cast<std::size_t>(rank));
-  }
 
-  /// Concrete algorithms only. Ranks are node ranks.
+  /// What the algorithms' applicability and the automatic choice read.
+  [[nodiscard]] node_shape shape() const { return {m_size, m_oversubscribed, m_cma, m_cma_push}; }
+
+  /// Concrete algorithms only (run through their registry entry). Ranks are node ranks.
   void broadcast(void* buffer, std::size_t bytes, int root, broadcast_algorithm algorithm);
   /// root < 0: every rank receives (allreduce). `input` may equal `output`.
   void reduce(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
@@ -89,6 +81,21 @@ class coll_engine {
   /// `input` may equal output + node_rank * block_bytes.
   void allgather(const void* input, void* output, std::size_t block_bytes,
                  allgather_algorithm algorithm);
+
+  // The algorithms, called by their registry entries (algorithm_registry.cpp).
+  void broadcast_slots(void* buffer, std::size_t bytes, int root);
+  void broadcast_tree(void* buffer, std::size_t bytes, int root);
+  void broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth);
+  void broadcast_single_copy(void* buffer, std::size_t bytes, int root);
+  void reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
+                    int root);
+  void reduce_scatter(const void* input, void* output, std::size_t count, datatype type,
+                      reduce_op op, int root);
+  void reduce_gather(const void* input, void* output, std::size_t count, datatype type,
+                     reduce_op op, int root);  // reduce_large.cpp
+  void allgather_central(const void* input, void* output, std::size_t block_bytes);
+  void allgather_single_copy(const void* input, void* output,
+                             std::size_t block_bytes);  // allgather_single_copy.cpp
 
  private:
   // The description of the call a slot's data belongs to rides in the slot's first line next to
@@ -151,21 +158,8 @@ class coll_engine {
   void post_region(std::uint32_t step);
   void wait_region(int rank, std::uint32_t step, const char* what);
 
-  void broadcast_slots(void* buffer, std::size_t bytes, int root);
-  void broadcast_tree(void* buffer, std::size_t bytes, int root);
-  void broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth);
-  void broadcast_single_copy(void* buffer, std::size_t bytes, int root);
-  void reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
-                    int root);
-  void reduce_scatter(const void* input, void* output, std::size_t count, datatype type,
-                      reduce_op op, int root);
-  void reduce_gather(const void* input, void* output, std::size_t count, datatype type,
-                     reduce_op op, int root);  // reduce_large.cpp
   /// Bytes each rank stages per step in reduce_gather (smaller when the region is short).
   static constexpr std::size_t reduce_gather_chunk = 64U << 10;
-  void allgather_central(const void* input, void* output, std::size_t block_bytes);
-  void allgather_single_copy(const void* input, void* output,
-                             std::size_t block_bytes);  // allgather_single_copy.cpp
   void probe_single_copy(MPI_Comm node);
 
   int m_size = 1;
@@ -185,8 +179,6 @@ class coll_engine {
   std::vector<pid_t> m_pids;
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
   std::vector<std::byte> m_scratch;   // reduce-scatter: a non-receiver's reduced slice
-  std::vector<int> m_node_of_rank;
-  std::vector<int> m_node_rank_of_rank;
   std::uint32_t m_slot_ring = 8;
   std::uint32_t m_small_slot_ring = 64;
   std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes

@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <cstring>
 
 #include "cachecomm/error.hpp"
+#include "coll/algorithm_registry.hpp"
 #include "coll/coll_engine.hpp"
+#include "coll/selection.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
@@ -22,31 +23,21 @@ namespace {
 
 const detail::setting_declaration broadcast_setting{
     "CACHECOMM_BCAST", "auto",
-    "Broadcast algorithm: auto, central, double-buffer, tree, single-copy."};
+    detail::algorithm_setting_text("Broadcast", detail::broadcast_registry())};
 const detail::setting_declaration reduce_setting{
-    "CACHECOMM_REDUCE", "auto", "Reduce algorithm: auto, slots, reduce-scatter, gather-reduce."};
+    "CACHECOMM_REDUCE", "auto",
+    detail::algorithm_setting_text("Reduce", detail::reduce_registry())};
 const detail::setting_declaration allreduce_setting{
     "CACHECOMM_ALLREDUCE", "auto",
-    "Allreduce algorithm: auto, slots, reduce-scatter, gather-reduce."};
+    detail::algorithm_setting_text("Allreduce", detail::reduce_registry())};
 const detail::setting_declaration allgather_setting{
-    "CACHECOMM_ALLGATHER", "auto", "Allgather algorithm: auto, central, single-copy."};
+    "CACHECOMM_ALLGATHER", "auto",
+    detail::algorithm_setting_text("Allgather", detail::allgather_registry())};
 const detail::setting_declaration check_setting{
     "CACHECOMM_CHECK", "0",
     "Verify on every collective that all ranks pass the same operation, count, type, reduction and "
     "root, and report bad arguments on every rank (one extra MPI allreduce per call; off by "
     "default)."};
-
-template <typename Enum>
-Enum parse_named(std::string_view text, const std::vector<Enum>& all, const char* what) {
-  if (text == "auto") return Enum::automatic;
-  std::string names = "auto";
-  for (Enum value : all) {
-    if (to_string(value) == text) return value;
-    names += ", " + std::string(to_string(value));
-  }
-  throw invalid_argument("cachecomm: unknown " + std::string(what) + " algorithm '" +
-                         std::string(text) + "' (use " + names + ")");
-}
 
 enum class operation_kind { broadcast = 1, reduce, allreduce, allgather };
 
@@ -61,11 +52,10 @@ const char* name_of(operation_kind kind) {
 }
 
 int mpi_count(std::size_t count, const char* what) {
-  if (count > static_cast<std::size_t>(INT_MAX)) {
-    throw unsupported_error(std::string("cachecomm: ") + what +
-                            " across nodes is limited to INT_MAX elements per MPI call");
-  }
-  return static_cast<int>(count);
+  return detail::mpi_int_count<unsupported_error>(count, [what] {
+    return std::string("cachecomm: ") + what +
+           " across nodes is limited to INT_MAX elements per MPI call";
+  });
 }
 
 /// Describes what is wrong with this rank's arguments ("" when nothing is).
@@ -193,173 +183,49 @@ detail::coll_engine& engine_of(comm& c) {
   return detail::coll_engine::of(c.impl());
 }
 
-std::pair<broadcast_algorithm, const char*> choose_broadcast(const detail::coll_engine& engine,
-                                                             std::size_t bytes) {
-  if (engine.tuning().broadcast != broadcast_algorithm::automatic) {
-    return {engine.tuning().broadcast, "set by CACHECOMM_BCAST"};
-  }
-  if (bytes <= detail::coll_engine::slot_payload) {
-    if (engine.node_size() > 8 && !engine.oversubscribed()) {
-      return {broadcast_algorithm::tree,
-              "small message, more than 8 ranks: a binomial tree of slots keeps each line's "
-              "readers few"};
-    }
-    return {broadcast_algorithm::double_buffer,
-            "small message: the root's slot (data in the flag's line), read by every rank"};
-  }
-  // Cross-memory attach with both sides copying (the root pushes half, the reader pulls half) from
-  // 128 KiB at 2 ranks per node, each on its own core: one copy, read from the root's buffer,
-  // against the region's two (the root's copy in, the reader's copy out of memory). Measured at 2
-  // ranks on a 2-core AMD EPYC VM (3 interleaved runs, medians, hot / cold buffers): 128 KiB
-  // 10.5-11.1 / 11.4-19.0 us against double-buffer's 15.7-20.7 / 16.8-20.0 and Open MPI's
-  // 14.2-16.5 / 19.8-28.9; 64 KiB still favours double-buffer (6.0-6.9 against 5.7-10.7). Not
-  // chosen with more ranks (unmeasured: the root pushes to one reader after another) or when
-  // oversubscribed (a pushing root and a pulling reader would take turns on one core).
-  if (bytes >= detail::coll_engine::single_copy_min_bytes && engine.node_size() == 2 &&
-      !engine.oversubscribed() && engine.single_copy_push_available()) {
-    return {broadcast_algorithm::single_copy,
-            "large message, 2 ranks on their own cores: cross-memory attach, the root pushes half "
-            "while the reader "
-            "pulls the other half"};
-  }
-  return {broadcast_algorithm::double_buffer,
-          "larger message: pipelined through two shared buffers (the root fills one while the "
-          "others drain the "
-          "other)"};
+detail::selection_input selection_for(comm& c, const detail::coll_engine& engine,
+                                      std::size_t bytes) {
+  detail::selection_input input;
+  input.bytes = bytes;
+  input.node_count = c.topology().node_count;
+  input.node = engine.shape();
+  return input;
 }
 
-std::pair<reduce_algorithm, const char*> choose_reduce(const detail::coll_engine& engine,
-                                                       std::size_t bytes,
-                                                       reduce_algorithm requested,
-                                                       const char* setting, bool rooted) {
-  if (requested != reduce_algorithm::automatic) return {requested, setting};
-  if (bytes <= detail::coll_engine::slot_payload || engine.node_size() == 1) {
-    return {reduce_algorithm::slots,
-            "small message: one slot per rank, the reducer reads them in rank order"};
-  }
-  if (rooted && engine.oversubscribed() && bytes <= (128U << 10)) {
-    return {reduce_algorithm::slots,
-            "oversubscribed rooted reduce up to 128 KiB: the other ranks post and leave, one "
-            "scheduler round "
-            "instead of the reduce-scatter's three"};
-  }
-  // At 2 ranks each on its own core: both ranks stage their input and reduce everything themselves
-  // in one pipelined pass. The same line traffic between the cores as reduce-scatter, without its
-  // second phase. Measured at 2 ranks on 2 cores (allreduce, vs Open MPI in the same run): 64 KiB
-  // 0.40 (reduce-scatter 0.79), 1 MiB 0.62 (0.67-0.72), 4 MiB 0.14 (0.37). With more ranks each
-  // would read P-1 inputs; when oversubscribed its many short steps cost scheduler rounds.
-  if (engine.node_size() == 2 && !engine.oversubscribed()) {
-    return {reduce_algorithm::gather_reduce,
-            "large message, 2 ranks on their own cores: each rank stages its input in pipeline "
-            "chunks and "
-            "reduces both inputs itself, in one pass"};
-  }
-  return {reduce_algorithm::reduce_scatter,
-          "large message: each rank reduces one slice of every input (pipelined), then the slices "
-          "are gathered"};
+broadcast_algorithm resolve(comm& c, const detail::coll_engine& engine,
+                            broadcast_algorithm algorithm, std::size_t bytes) {
+  if (algorithm != broadcast_algorithm::automatic) return algorithm;
+  return detail::select_broadcast(selection_for(c, engine, bytes), engine.tuning().broadcast)
+      .algorithm;
 }
 
-std::pair<allgather_algorithm, const char*> choose_allgather(const detail::coll_engine& engine,
-                                                             std::size_t block_bytes) {
-  if (engine.tuning().allgather != allgather_algorithm::automatic) {
-    return {engine.tuning().allgather, "set by CACHECOMM_ALLGATHER"};
-  }
-  // Single copy saves one of central's P + 1 block copies per rank (its own block into shared
-  // memory) and reads the others' blocks from their owners' caches instead of from memory (central
-  // writes the shared region with streaming stores, see shared_copy.hpp). Measured at 2 ranks on a
-  // 2-core AMD EPYC VM (3 interleaved runs, medians, hot and cold): from 64 KiB blocks single copy
-  // ties Open MPI (64 KiB 7.7-8.7 us against 8.3-9.4; 256 KiB 27.8-38.5 against 27.7-38.5) while
-  // central takes 1.5-2x as long (13.0-13.4; 59.5-65.3); at 32 KiB they tie (5.6-6.2 against
-  // 5.8-7.0). Oversubscribed (4 and 8 ranks) central wins at every size (4 MiB: 0.62 of Open MPI
-  // against 0.80-0.87): the cores are the bottleneck, and the CPU time per byte counts, not the
-  // copies saved. With more ranks on their own cores the copy saved is a smaller part.
-  if (engine.single_copy_available() && engine.node_size() == 2 && !engine.oversubscribed() &&
-      block_bytes >= detail::coll_engine::allgather_single_copy_min_bytes) {
-    return {allgather_algorithm::single_copy,
-            "large blocks, 2 ranks on their own cores: each rank pulls the other's block straight "
-            "from its buffer "
-            "(cross-memory attach), no copy into shared memory"};
-  }
-  return {allgather_algorithm::central,
-          "blocks through shared memory: each rank copies its block in, all blocks out"};
+/// The one built-in case where the automatic choice calls the system MPI's own allgather
+/// (detail::system_allgather_preferred): under the preload this reaches PMPI_Allgather.
+bool mpi_allgather_wins(comm& c, const detail::coll_engine& engine, std::size_t block_bytes) {
+  return detail::system_allgather_preferred(selection_for(c, engine, block_bytes),
+                                            engine.tuning().allgather);
 }
 
-/// The one built-in case where the automatic choice calls the system MPI's own allgather: 2 ranks
-/// on their own cores on one node, blocks from 1 MiB. There both use cross-memory attach, and Open
-/// MPI 4.1's was faster on the 2-core AMD EPYC VM (hot, per call: single copy 174-203 us against
-/// 129-137 at 1 MiB; OSU-style loop, 3 interleaved rounds: preloaded 1.15x plain), while from 64
-/// KiB to 512 KiB they tie. A measured selection (issue 12) replaces this rule.
-constexpr const char* mpi_allgather_reason =
-    "blocks from 1 MiB, 2 ranks on their own cores: the system MPI's own allgather (its "
-    "cross-memory attach was faster than cachecomm's single copy there)";
-bool mpi_allgather_wins(const detail::coll_engine& engine, bool single_node,
-                        std::size_t block_bytes) {
-  return engine.tuning().allgather == allgather_algorithm::automatic && single_node &&
-         engine.node_size() == 2 && !engine.oversubscribed() && block_bytes >= (1U << 20);
+reduce_algorithm resolve(comm& c, const detail::coll_engine& engine, reduce_algorithm algorithm,
+                         std::size_t bytes, bool rooted) {
+  if (algorithm != reduce_algorithm::automatic) return algorithm;
+  const reduce_algorithm requested = rooted ? engine.tuning().reduce : engine.tuning().allreduce;
+  return detail::select_reduce(selection_for(c, engine, bytes), requested, rooted).algorithm;
 }
 
-broadcast_algorithm resolve(const detail::coll_engine& engine, broadcast_algorithm algorithm,
-                            std::size_t bytes) {
-  return algorithm == broadcast_algorithm::automatic ? choose_broadcast(engine, bytes).first
-                                                     : algorithm;
+allgather_algorithm resolve(comm& c, const detail::coll_engine& engine,
+                            allgather_algorithm algorithm, std::size_t block_bytes) {
+  if (algorithm != allgather_algorithm::automatic) return algorithm;
+  return detail::select_allgather(selection_for(c, engine, block_bytes), engine.tuning().allgather)
+      .algorithm;
+}
+
+template <typename Algorithm>
+algorithm_choice explained(const detail::selection<Algorithm>& chosen) {
+  return {std::string(to_string(chosen.algorithm)), std::string(chosen.reason)};
 }
 
 }  // namespace
-
-std::string_view to_string(broadcast_algorithm algorithm) {
-  switch (algorithm) {
-    case broadcast_algorithm::automatic: return "auto";
-    case broadcast_algorithm::central: return "central";
-    case broadcast_algorithm::double_buffer: return "double-buffer";
-    case broadcast_algorithm::tree: return "tree";
-    case broadcast_algorithm::single_copy: return "single-copy";
-  }
-  return "?";
-}
-std::string_view to_string(reduce_algorithm algorithm) {
-  switch (algorithm) {
-    case reduce_algorithm::automatic: return "auto";
-    case reduce_algorithm::slots: return "slots";
-    case reduce_algorithm::reduce_scatter: return "reduce-scatter";
-    case reduce_algorithm::gather_reduce: return "gather-reduce";
-  }
-  return "?";
-}
-std::string_view to_string(allgather_algorithm algorithm) {
-  switch (algorithm) {
-    case allgather_algorithm::automatic: return "auto";
-    case allgather_algorithm::central: return "central";
-    case allgather_algorithm::single_copy: return "single-copy";
-  }
-  return "?";
-}
-
-const std::vector<broadcast_algorithm>& all_broadcast_algorithms() {
-  static const std::vector<broadcast_algorithm> all = {
-      broadcast_algorithm::central, broadcast_algorithm::double_buffer, broadcast_algorithm::tree,
-      broadcast_algorithm::single_copy};
-  return all;
-}
-const std::vector<reduce_algorithm>& all_reduce_algorithms() {
-  static const std::vector<reduce_algorithm> all = {
-      reduce_algorithm::slots, reduce_algorithm::reduce_scatter, reduce_algorithm::gather_reduce};
-  return all;
-}
-const std::vector<allgather_algorithm>& all_allgather_algorithms() {
-  static const std::vector<allgather_algorithm> all = {allgather_algorithm::central,
-                                                       allgather_algorithm::single_copy};
-  return all;
-}
-
-broadcast_algorithm parse_broadcast_algorithm(std::string_view text) {
-  return parse_named(text, all_broadcast_algorithms(), "broadcast");
-}
-reduce_algorithm parse_reduce_algorithm(std::string_view text) {
-  return parse_named(text, all_reduce_algorithms(), "reduce");
-}
-allgather_algorithm parse_allgather_algorithm(std::string_view text) {
-  return parse_named(text, all_allgather_algorithms(), "allgather");
-}
 
 void throw_size_mismatch(const char* operation, std::size_t expected, std::size_t got) {
   throw invalid_argument(std::string("cachecomm: ") + operation + ": receive span holds " +
@@ -367,27 +233,27 @@ void throw_size_mismatch(const char* operation, std::size_t expected, std::size_
 }
 
 algorithm_choice explain_broadcast(comm& c, std::size_t bytes) {
-  auto [algorithm, reason] = choose_broadcast(engine_of(c), bytes);
-  return {std::string(to_string(algorithm)), reason};
+  auto& engine = engine_of(c);
+  return explained(
+      detail::select_broadcast(selection_for(c, engine, bytes), engine.tuning().broadcast));
 }
 algorithm_choice explain_reduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] =
-      choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true);
-  return {std::string(to_string(algorithm)), reason};
+  return explained(
+      detail::select_reduce(selection_for(c, engine, bytes), engine.tuning().reduce, true));
 }
 algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  auto [algorithm, reason] =
-      choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false);
-  return {std::string(to_string(algorithm)), reason};
+  return explained(
+      detail::select_reduce(selection_for(c, engine, bytes), engine.tuning().allreduce, false));
 }
 algorithm_choice explain_allgather(comm& c, std::size_t bytes) {
-  if (mpi_allgather_wins(engine_of(c), c.impl().single_node(), bytes)) {
-    return {"mpi", mpi_allgather_reason};
+  auto& engine = engine_of(c);
+  if (mpi_allgather_wins(c, engine, bytes)) {
+    return {"mpi", std::string(detail::system_allgather_reason)};
   }
-  auto [algorithm, reason] = choose_allgather(engine_of(c), bytes);
-  return {std::string(to_string(algorithm)), reason};
+  return explained(
+      detail::select_allgather(selection_for(c, engine, bytes), engine.tuning().allgather));
 }
 bool single_copy_available(comm& c) {
   return engine_of(c).single_copy_available();
@@ -406,15 +272,15 @@ void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root
              buffer);
   const std::size_t bytes = count * size_of(type);
   if (bytes == 0 || c.size() == 1) return;
-  const broadcast_algorithm chosen = resolve(engine, algorithm, bytes);
+  const broadcast_algorithm chosen = resolve(c, engine, algorithm, bytes);
   auto& impl = c.impl();
   if (impl.single_node()) {
     engine.broadcast(buffer, bytes, root, chosen);
     return;
   }
-  const int root_node = engine.node_of(root);
+  const int root_node = impl.topology().node_id(root);
   const bool root_here = impl.topology().node_index == root_node;
-  if (root_here) engine.broadcast(buffer, bytes, engine.node_rank_of(root), chosen);
+  if (root_here) engine.broadcast(buffer, bytes, impl.topology().node_rank_of(root), chosen);
   if (impl.is_leader()) {
     CACHECOMM_MPI(
         MPI_Bcast(buffer, mpi_count(bytes, "broadcast"), MPI_BYTE, root_node, impl.leaders()));
@@ -434,18 +300,15 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
-  if (algorithm == reduce_algorithm::automatic) {
-    algorithm =
-        choose_reduce(engine, bytes, engine.tuning().reduce, "set by CACHECOMM_REDUCE", true).first;
-  }
+  algorithm = resolve(c, engine, algorithm, bytes, true);
   auto& impl = c.impl();
   if (impl.single_node()) {
     engine.reduce(input, receive, count, type, op, root, algorithm);
     return;
   }
   // Node phase to each leader, leaders reduce over MPI to the root's leader, which hands it on.
-  const int root_node = engine.node_of(root);
-  const int root_node_rank = engine.node_rank_of(root);
+  const int root_node = impl.topology().node_id(root);
+  const int root_node_rank = impl.topology().node_rank_of(root);
   std::vector<std::byte> scratch;
   void* node_result = receive;
   if (impl.is_leader() && c.rank() != root) {
@@ -487,11 +350,7 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
-  if (algorithm == reduce_algorithm::automatic) {
-    algorithm =
-        choose_reduce(engine, bytes, engine.tuning().allreduce, "set by CACHECOMM_ALLREDUCE", false)
-            .first;
-  }
+  algorithm = resolve(c, engine, algorithm, bytes, false);
   auto& impl = c.impl();
   if (impl.single_node()) {
     engine.reduce(input, receive, count, type, op, -1, algorithm);
@@ -509,7 +368,7 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
                              mpi_datatype_of(type), mpi_op_of(op), 0, impl.leaders()));
     CACHECOMM_MPI(MPI_Bcast(receive, mpi_elements, mpi_datatype_of(type), 0, impl.leaders()));
   }
-  engine.broadcast(receive, bytes, 0, resolve(engine, broadcast_algorithm::automatic, bytes));
+  engine.broadcast(receive, bytes, 0, resolve(c, engine, broadcast_algorithm::automatic, bytes));
 }
 
 void allgather(comm& c, const void* send, void* receive, std::size_t count_per_rank,
@@ -526,18 +385,16 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
   if (block == 0) return;
   auto* out = static_cast<std::byte*>(receive);
   const void* input = send == in_place ? out + static_cast<std::size_t>(c.rank()) * block : send;
-  auto& impl = c.impl();
-  if (algorithm == allgather_algorithm::automatic) {
-    if (mpi_allgather_wins(engine, impl.single_node(), block)) {
-      // Under the preload this reaches PMPI_Allgather: the call runs inside cachecomm.
-      const int count = mpi_count(count_per_rank, "allgather");
-      CACHECOMM_MPI(MPI_Allgather(send == in_place ? MPI_IN_PLACE : send, count,
-                                  mpi_datatype_of(type), receive, count, mpi_datatype_of(type),
-                                  c.mpi_comm()));
-      return;
-    }
-    algorithm = choose_allgather(engine, block).first;
+  if (algorithm == allgather_algorithm::automatic && mpi_allgather_wins(c, engine, block)) {
+    // Under the preload this reaches PMPI_Allgather: the call runs inside cachecomm.
+    const int count = mpi_count(count_per_rank, "allgather");
+    CACHECOMM_MPI(MPI_Allgather(send == in_place ? MPI_IN_PLACE : send, count,
+                                mpi_datatype_of(type), receive, count, mpi_datatype_of(type),
+                                c.mpi_comm()));
+    return;
   }
+  algorithm = resolve(c, engine, algorithm, block);
+  auto& impl = c.impl();
   if (impl.single_node()) {
     engine.allgather(input, receive, block, algorithm);
     return;
@@ -551,7 +408,7 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
     const int nodes = impl.topology().node_count;
     std::vector<int> counts(static_cast<std::size_t>(nodes), 0);
     for (int rank = 0; rank < c.size(); ++rank)
-      counts[static_cast<std::size_t>(engine.node_of(rank))] += 1;
+      counts[static_cast<std::size_t>(impl.topology().node_id(rank))] += 1;
     std::vector<int> displacements(static_cast<std::size_t>(nodes), 0);
     std::size_t offset = 0;
     for (int node = 0; node < nodes; ++node) {
@@ -566,12 +423,13 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
                                  MPI_BYTE, impl.leaders()));
     for (int rank = 0; rank < c.size(); ++rank) {
       const std::size_t source =
-          static_cast<std::size_t>(displacements[static_cast<std::size_t>(engine.node_of(rank))]) +
-          static_cast<std::size_t>(engine.node_rank_of(rank)) * block;
+          static_cast<std::size_t>(
+              displacements[static_cast<std::size_t>(impl.topology().node_id(rank))]) +
+          static_cast<std::size_t>(impl.topology().node_rank_of(rank)) * block;
       std::memcpy(out + static_cast<std::size_t>(rank) * block, everything.data() + source, block);
     }
   }
-  engine.broadcast(receive, total, 0, resolve(engine, broadcast_algorithm::automatic, total));
+  engine.broadcast(receive, total, 0, resolve(c, engine, broadcast_algorithm::automatic, total));
 }
 
 }  // namespace cachecomm

@@ -1,7 +1,15 @@
 target_sources(cachecomm PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/node_barrier.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/coll_engine.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/broadcast.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/broadcast_single_copy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reduce.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/allgather.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collectives.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/algorithm_registry.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/selection.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/barrier.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce_large.cpp
   ${CMAKE_CURRENT_LIST_DIR}/allgather_single_copy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shared_copy.cpp

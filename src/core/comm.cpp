@@ -32,52 +32,12 @@ const detail::setting_declaration timeout_setting{
 const detail::setting_declaration liveness_setting{
     "CACHECOMM_LIVENESS_INTERVAL", "0.05",
     "Seconds between checks that node peers are alive while waiting."};
-const detail::setting_declaration barrier_setting{
-    "CACHECOMM_BARRIER", "auto",
-    "Barrier algorithm: auto, central-byte, central-line, dissemination, tree, tournament, "
-    "binomial."};
-const detail::setting_declaration tree_degree_setting{
-    "CACHECOMM_TREE_DEGREE", "4",
-    "Fan-out of the k-ary tree barrier and of the tournament's release."};
 }  // namespace
-
-std::string_view to_string(barrier_algorithm algorithm) {
-  switch (algorithm) {
-    case barrier_algorithm::automatic: return "auto";
-    case barrier_algorithm::central_byte: return "central-byte";
-    case barrier_algorithm::central_line: return "central-line";
-    case barrier_algorithm::dissemination: return "dissemination";
-    case barrier_algorithm::tree: return "tree";
-    case barrier_algorithm::tournament: return "tournament";
-    case barrier_algorithm::binomial: return "binomial";
-  }
-  return "?";
-}
-
-barrier_algorithm parse_barrier_algorithm(std::string_view text) {
-  if (text == "auto") return barrier_algorithm::automatic;
-  for (barrier_algorithm algorithm : all_barrier_algorithms()) {
-    if (to_string(algorithm) == text) return algorithm;
-  }
-  throw invalid_argument(
-      "cachecomm: unknown barrier algorithm '" + std::string(text) +
-      "' (use auto, central-byte, central-line, dissemination, tree, tournament, binomial)");
-}
-
-const std::vector<barrier_algorithm>& all_barrier_algorithms() {
-  static const std::vector<barrier_algorithm> all = {
-      barrier_algorithm::central_byte,  barrier_algorithm::central_line,
-      barrier_algorithm::dissemination, barrier_algorithm::tree,
-      barrier_algorithm::tournament,    barrier_algorithm::binomial};
-  return all;
-}
 
 namespace detail {
 
 mpi_comm_owner::~mpi_comm_owner() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (m_handle != MPI_COMM_NULL && finalized == 0) MPI_Comm_free(&m_handle);
+  if (m_handle != MPI_COMM_NULL && !mpi_finalized()) MPI_Comm_free(&m_handle);
 }
 
 mpi_comm_owner& mpi_comm_owner::operator=(mpi_comm_owner&& other) noexcept {
@@ -89,17 +49,15 @@ mpi_comm_owner& mpi_comm_owner::operator=(mpi_comm_owner&& other) noexcept {
   return *this;
 }
 
-std::pair<barrier_algorithm, std::string> choose_barrier(int node_size, bool oversubscribed) {
-  if (node_size <= 1) return {barrier_algorithm::central_line, "one rank: nothing to wait for"};
-  if (oversubscribed) {
-    return {barrier_algorithm::central_line,
-            "oversubscribed: one root waking every rank directly beats chains of sleeping parents"};
-  }
-  if (node_size <= 8) {
-    return {barrier_algorithm::central_line,
-            "at most 8 ranks: one level, each rank polls only its own line"};
-  }
-  return {barrier_algorithm::tree, "more than 8 ranks: a k-ary tree keeps each line's readers few"};
+namespace {
+control_state_provider& control_provider() {
+  static control_state_provider provider;
+  return provider;
+}
+}  // namespace
+
+void provide_control_state(control_state_provider provider) {
+  control_provider() = provider;
 }
 
 comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(settings) {
@@ -122,11 +80,16 @@ comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(setti
   split_nodes();
   resolve_wait_policy();
 
-  // The control segment: wait words, then the barrier flags.
+  // The control segment: wait words, then the control state of the layer above (barrier flags).
+  const control_state_provider& provider = control_provider();
+  if (provider.bytes_needed == nullptr || provider.create == nullptr) {
+    throw usage_error("cachecomm: no control state provider is registered (src/coll/barrier.cpp)");
+  }
   const int node_size = m_topology.node_size;
   segment_layout layout;
   const std::size_t wait_offset = layout.reserve(sizeof(node_wait_area));
-  const std::size_t barrier_offset = layout.reserve(node_barrier::bytes_needed(node_size));
+  const std::size_t control_bytes = provider.bytes_needed(node_size);
+  const std::size_t control_offset = layout.reserve(control_bytes);
   m_control = shm_segment(node(), layout.size());
 
   std::vector<pid_t> pids(static_cast<std::size_t>(node_size));
@@ -136,23 +99,7 @@ comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(setti
                     peer_monitor(std::move(pids), m_topology.node_rank), m_topology.node_rank,
                     m_topology.node_ranks);
 
-  const long long degree = m_settings.get_int("CACHECOMM_TREE_DEGREE");
-  if (degree < 2 || degree > 64) {
-    throw invalid_argument("cachecomm: CACHECOMM_TREE_DEGREE must be between 2 and 64, got " +
-                           std::to_string(degree));
-  }
-  m_barrier = node_barrier(
-      m_control.bytes_at(barrier_offset, node_barrier::bytes_needed(node_size)), node_size,
-      m_topology.node_rank, static_cast<int>(degree), m_topology.oversubscribed, &m_waiter);
-
-  const barrier_algorithm requested = parse_barrier_algorithm(m_settings.get("CACHECOMM_BARRIER"));
-  if (requested == barrier_algorithm::automatic) {
-    std::tie(m_default_barrier, m_default_barrier_reason) =
-        choose_barrier(node_size, m_topology.oversubscribed);
-  } else {
-    m_default_barrier = requested;
-    m_default_barrier_reason = "set by CACHECOMM_BARRIER";
-  }
+  m_control_state = provider.create(*this, m_control.bytes_at(control_offset, control_bytes));
 }
 
 void comm_impl::split_nodes() {
@@ -196,10 +143,22 @@ void comm_impl::split_nodes() {
   m_topology.node_index = node_ids[0];
   m_topology.node_count = node_ids[1];
 
+  // The node map: every rank's node and node rank, gathered once; this node's ranks follow.
   const auto node_size = static_cast<std::size_t>(m_topology.node_size);
-  m_topology.node_ranks.resize(node_size);
-  CACHECOMM_MPI(
-      MPI_Allgather(&m_rank, 1, MPI_INT, m_topology.node_ranks.data(), 1, MPI_INT, node()));
+  const auto size = static_cast<std::size_t>(m_size);
+  int mine[2] = {m_topology.node_index, m_topology.node_rank};
+  std::vector<int> all(2 * size);
+  CACHECOMM_MPI(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, world()));
+  m_topology.node_of_rank.resize(size);
+  m_topology.node_rank_of_rank.resize(size);
+  m_topology.node_ranks.assign(node_size, -1);
+  for (std::size_t rank = 0; rank < size; ++rank) {
+    m_topology.node_of_rank[rank] = all[2 * rank];
+    m_topology.node_rank_of_rank[rank] = all[2 * rank + 1];
+    if (all[2 * rank] == m_topology.node_index) {
+      m_topology.node_ranks[static_cast<std::size_t>(all[2 * rank + 1])] = static_cast<int>(rank);
+    }
+  }
   int unit = current_core();
   m_topology.core_of_node_rank.resize(node_size);
   CACHECOMM_MPI(
@@ -272,18 +231,6 @@ void comm_impl::wait_mpi(MPI_Request& request, int peer, const char* what) {
   }
 }
 
-void comm_impl::barrier(barrier_algorithm algorithm) {
-  if (algorithm == barrier_algorithm::automatic) algorithm = m_default_barrier;
-  if (single_node()) {
-    m_barrier.full(algorithm);
-    return;
-  }
-  // Hierarchical: gather on the node, leaders synchronize over MPI, release on the node.
-  m_barrier.arrive(algorithm);
-  if (is_leader()) CACHECOMM_MPI(MPI_Barrier(leaders()));
-  m_barrier.depart(algorithm);
-}
-
 }  // namespace detail
 
 comm::comm(MPI_Comm parent, const config& settings)
@@ -309,18 +256,6 @@ const wait_policy& comm::waiting() const {
 }
 const config& comm::settings() const {
   return m_impl->settings();
-}
-void comm::barrier() {
-  m_impl->barrier(barrier_algorithm::automatic);
-}
-void comm::barrier(barrier_algorithm algorithm) {
-  m_impl->barrier(algorithm);
-}
-barrier_algorithm comm::default_barrier() const {
-  return m_impl->default_barrier();
-}
-std::string comm::default_barrier_reason() const {
-  return m_impl->default_barrier_reason();
 }
 
 }  // namespace cachecomm

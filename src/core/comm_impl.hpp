@@ -3,11 +3,10 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <memory>
-#include <string>
 
 #include "cachecomm/comm.hpp"
-#include "coll/node_barrier.hpp"
 #include "shm/segment.hpp"
 #include "sync/waiter.hpp"
 
@@ -32,6 +31,28 @@ class mpi_comm_owner {
  private:
   MPI_Comm m_handle = MPI_COMM_NULL;
 };
+
+/// Node state that a layer above core keeps in the control segment, after the wait words (the
+/// barrier, src/coll/barrier.cpp). Core reserves its bytes and owns it without knowing its type,
+/// so nothing in core depends on the layers above it.
+class control_state {
+ public:
+  control_state() = default;
+  virtual ~control_state() = default;
+  control_state(const control_state&) = delete;
+  control_state& operator=(const control_state&) = delete;
+  control_state(control_state&&) = delete;
+  control_state& operator=(control_state&&) = delete;
+};
+
+struct control_state_provider {
+  std::size_t (*bytes_needed)(int node_size) = nullptr;
+  /// Builds the state over `area` (bytes_needed(node_size) zeroed, cache-line-aligned bytes of
+  /// the control segment); throws on bad settings, which fails the comm's construction.
+  std::unique_ptr<control_state> (*create)(comm_impl& impl, std::byte* area) = nullptr;
+};
+/// Called once, at load time, by the layer that provides the control state.
+void provide_control_state(control_state_provider provider);
 
 class comm_impl {
  public:
@@ -59,11 +80,8 @@ class comm_impl {
   /// call). On timeout the request is cancelled and freed and peer_failure names `peer`.
   void wait_mpi(MPI_Request& request, int peer, const char* what);
 
-  void barrier(barrier_algorithm algorithm);
-  [[nodiscard]] barrier_algorithm default_barrier() const { return m_default_barrier; }
-  [[nodiscard]] const std::string& default_barrier_reason() const {
-    return m_default_barrier_reason;
-  }
+  /// The state a layer above core keeps in the control segment (see control_state_provider).
+  [[nodiscard]] control_state& control() const { return *m_control_state; }
 
   /// State of the data collectives (src/coll/coll_engine), built on first use.
   [[nodiscard]] std::shared_ptr<coll_engine>& collectives_state() { return m_collectives; }
@@ -82,14 +100,8 @@ class comm_impl {
   wait_policy m_policy;
   shm_segment m_control;
   waiter m_waiter;
-  node_barrier m_barrier;
-  barrier_algorithm m_default_barrier = barrier_algorithm::central_line;
-  std::string m_default_barrier_reason;
-  std::shared_ptr<coll_engine> m_collectives;  // last: released before the waiter it uses
+  std::unique_ptr<control_state> m_control_state;  // after the waiter it uses
+  std::shared_ptr<coll_engine> m_collectives;      // last: released before the waiter it uses
 };
-
-/// The automatic barrier choice for `node_size` ranks, with the reason.
-[[nodiscard]] std::pair<barrier_algorithm, std::string> choose_barrier(int node_size,
-                                                                       bool oversubscribed);
 
 }  // namespace cachecomm::detail

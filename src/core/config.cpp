@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <mutex>
+#include <utility>
 
 #include "cachecomm/error.hpp"
 
@@ -38,9 +39,9 @@ constexpr std::string_view prefix = "CACHECOMM_";
 
 namespace detail {
 setting_declaration::setting_declaration(const char* name, const char* default_value,
-                                         const char* description) {
+                                         std::string description) {
   std::lock_guard lock(registry_mutex());
-  registry()[name] = setting_info{name, default_value, description};
+  registry()[name] = setting_info{name, default_value, std::move(description)};
 }
 }  // namespace detail
 

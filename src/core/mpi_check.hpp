@@ -1,7 +1,11 @@
-// Turns MPI return codes into cachecomm::mpi_error. Evaluates its argument once.
+// The small MPI helpers every layer shares: return codes into cachecomm::mpi_error (the macro
+// evaluates its argument once), the finalized check for destructors, and the int count guard.
 #pragma once
 
 #include <mpi.h>
+
+#include <climits>
+#include <cstddef>
 
 #include "cachecomm/error.hpp"
 
@@ -9,6 +13,24 @@ namespace cachecomm::detail {
 
 inline void mpi_check(int code, const char* call) {
   if (code != MPI_SUCCESS) throw mpi_error(call, code);
+}
+
+/// True once MPI_Finalize has run: a destructor must not call MPI then.
+[[nodiscard]] inline bool mpi_finalized() noexcept {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return finalized != 0;
+}
+
+/// `count` as MPI's int count. A larger count would be cut modulo 2^32 (or turn negative), so it
+/// throws `Error(describe())` instead; `describe` runs only then, keeping the check off the hot
+/// path's allocations.
+template <typename Error, typename Describe>
+[[nodiscard]] int mpi_int_count(std::size_t count, Describe&& describe) {
+  if (count > static_cast<std::size_t>(INT_MAX)) [[unlikely]] {
+    throw Error(describe());
+  }
+  return static_cast<int>(count);
 }
 
 }  // namespace cachecomm::detail

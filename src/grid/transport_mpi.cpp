@@ -2,7 +2,6 @@
 // segment that neighbours on the node write into directly, MPI between nodes).
 #include <mpi.h>
 
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -23,13 +22,11 @@ using detail::mpi_comm_owner;
 
 // MPI counts are int: a larger halo message would be cut modulo 2^32 (or be negative).
 int message_count(std::size_t bytes, int peer) {
-  if (bytes > static_cast<std::size_t>(INT_MAX)) {
-    throw invalid_argument(
-        "cachecomm::halo_exchange: a message of " + std::to_string(bytes) +
-        " bytes to or from rank " + std::to_string(peer) +
-        " exceeds MPI's int count (use more ranks or fewer fields per exchange)");
-  }
-  return static_cast<int>(bytes);
+  return detail::mpi_int_count<invalid_argument>(bytes, [&] {
+    return "cachecomm::halo_exchange: a message of " + std::to_string(bytes) +
+           " bytes to or from rank " + std::to_string(peer) +
+           " exceeds MPI's int count (use more ranks or fewer fields per exchange)";
+  });
 }
 
 class mpi_message_request final : public message_request {
@@ -37,9 +34,8 @@ class mpi_message_request final : public message_request {
   mpi_message_request(detail::comm_impl& impl, int peer, const char* what)
       : m_impl(&impl), m_peer(peer), m_what(what) {}
   ~mpi_message_request() override {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (m_request != MPI_REQUEST_NULL && finalized == 0) {  // only when an error abandoned it
+    // Only when an error abandoned it.
+    if (m_request != MPI_REQUEST_NULL && !detail::mpi_finalized()) {
       MPI_Cancel(&m_request);
       MPI_Request_free(&m_request);
     }
@@ -82,28 +78,25 @@ class shm_field_memory final : public field_memory {
     m_segment = detail::shm_segment(node, layout.size());
     m_flags = detail::slot_array<detail::padded_flag>(
         m_segment.bytes_at(flags_offset, 1), flag_count * static_cast<std::size_t>(m_node_size));
-    m_node_of_rank.assign(static_cast<std::size_t>(impl.size()), -1);
     for (int node_rank = 0; node_rank < m_node_size; ++node_rank) {
-      m_node_of_rank[static_cast<std::size_t>(
-          topology.node_ranks[static_cast<std::size_t>(node_rank)])] = node_rank;
       m_bases.push_back(static_cast<std::byte*>(m_segment.data()) +
                         offsets[static_cast<std::size_t>(node_rank)]);
     }
   }
   std::byte* local() override { return m_bases[static_cast<std::size_t>(m_node_rank)]; }
   std::byte* peer(int rank) override {
-    int node_rank = m_node_of_rank[static_cast<std::size_t>(rank)];
+    int node_rank = m_impl->topology().local_rank(rank);
     return node_rank < 0 ? nullptr : m_bases[static_cast<std::size_t>(node_rank)];
   }
   void publish(int which, std::uint32_t value) override {
     m_impl->wait().publish(flag(m_node_rank, which), value);
   }
   void wait_peer(int rank, int which, std::uint32_t value, const char* what) override {
-    int node_rank = m_node_of_rank[static_cast<std::size_t>(rank)];
+    int node_rank = m_impl->topology().local_rank(rank);
     m_impl->wait().wait_reach(flag(node_rank, which), value, node_rank, what);
   }
   bool peer_reached(int rank, int which, std::uint32_t value) override {
-    int node_rank = m_node_of_rank[static_cast<std::size_t>(rank)];
+    int node_rank = m_impl->topology().local_rank(rank);
     return detail::sequence_reached(flag(node_rank, which).load(std::memory_order_acquire), value);
   }
 
@@ -123,7 +116,6 @@ class shm_field_memory final : public field_memory {
   int m_node_rank = 0;
   detail::shm_segment m_segment;
   detail::slot_array<detail::padded_flag> m_flags;
-  std::vector<int> m_node_of_rank;
   std::vector<std::byte*> m_bases;
 };
 

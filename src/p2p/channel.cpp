@@ -56,11 +56,6 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
   m_size = owner.size();
   const node_topology& topology = owner.topology();
   m_node_rank = topology.node_rank;
-  m_node_rank_of.assign(static_cast<std::size_t>(m_size), -1);
-  for (int node_rank = 0; node_rank < topology.node_size; ++node_rank) {
-    m_node_rank_of[static_cast<std::size_t>(
-        topology.node_ranks[static_cast<std::size_t>(node_rank)])] = node_rank;
-  }
   const config& settings = owner.settings();
   long long slots = settings.get_int("CACHECOMM_P2P_SLOTS");
   long long chunk = settings.get_int("CACHECOMM_P2P_CHUNK_BYTES");
@@ -531,10 +526,10 @@ std::shared_ptr<p2p_operation> channel_impl::start_send(const void* data, std::s
   operation->send_data = static_cast<const std::byte*>(data);
   operation->bytes = bytes;
   if (!is_local(destination)) {
-    if (bytes > static_cast<std::size_t>(INT_MAX))
-      throw invalid_argument("cachecomm: channel send through MPI is limited to 2 GiB");
-    CACHECOMM_MPI(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, destination, tag,
-                            m_remote.get(), &operation->mpi));
+    const int count = mpi_int_count<invalid_argument>(
+        bytes, [] { return "cachecomm: channel send through MPI is limited to 2 GiB"; });
+    CACHECOMM_MPI(
+        MPI_Isend(data, count, MPI_BYTE, destination, tag, m_remote.get(), &operation->mpi));
     m_mpi_operations.push_back(operation);
     return operation;
   }
@@ -577,10 +572,10 @@ std::shared_ptr<p2p_operation> channel_impl::start_recv(void* data, std::size_t 
   operation->recv_data = static_cast<std::byte*>(data);
   operation->bytes = capacity;
   if (!is_local(source)) {
-    if (capacity > static_cast<std::size_t>(INT_MAX))
-      throw invalid_argument("cachecomm: channel receive through MPI is limited to 2 GiB");
-    CACHECOMM_MPI(MPI_Irecv(data, static_cast<int>(capacity), MPI_BYTE, source,
-                            tag == any_tag ? MPI_ANY_TAG : tag, m_remote.get(), &operation->mpi));
+    const int count = mpi_int_count<invalid_argument>(
+        capacity, [] { return "cachecomm: channel receive through MPI is limited to 2 GiB"; });
+    CACHECOMM_MPI(MPI_Irecv(data, count, MPI_BYTE, source, tag == any_tag ? MPI_ANY_TAG : tag,
+                            m_remote.get(), &operation->mpi));
     m_mpi_operations.push_back(operation);
     return operation;
   }

@@ -107,9 +107,7 @@ class channel_impl {
   [[nodiscard]] std::size_t single_copy_threshold() const { return m_single_copy_threshold; }
 
  private:
-  [[nodiscard]] int node_rank_of(int peer) const {
-    return m_node_rank_of[static_cast<std::size_t>(peer)];
-  }
+  [[nodiscard]] int node_rank_of(int peer) const { return m_owner->topology().local_rank(peer); }
   void check_peer(int peer, const char* what) const;
   [[nodiscard]] bool ring_has_space(peer_link& link);
   void write_slot(peer_link& link, int tag, std::size_t message_bytes, const std::byte* data,
@@ -147,7 +145,6 @@ class channel_impl {
   int m_rank = 0;
   int m_size = 1;
   int m_node_rank = 0;
-  std::vector<int> m_node_rank_of;  ///< comm rank → node rank, -1 when on another node
   std::uint32_t m_slots = 0;
   std::uint32_t m_publish_every = 1;  ///< slots consumed between publications of `consumed`
   std::size_t m_chunk = 0;

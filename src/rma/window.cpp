@@ -2,12 +2,12 @@
 // (trigger-only, after the seed), fence from the communicator's barrier, MPI for remote nodes.
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <string>
 
 #include "cachecomm/error.hpp"
+#include "coll/barrier.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
 #include "rma/window_impl.hpp"
@@ -24,12 +24,6 @@ constexpr int complete_tag = 2;
 // Regions start on a page so that large puts and user data structures align well.
 constexpr std::size_t region_alignment = 4096;
 
-bool mpi_finalized() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  return finalized != 0;
-}
-
 std::string group_text(const std::vector<int>& group) {
   std::string text = "{";
   for (std::size_t i = 0; i < group.size(); ++i) text += (i ? ", " : "") + std::to_string(group[i]);
@@ -37,12 +31,10 @@ std::string group_text(const std::vector<int>& group) {
 }
 
 int checked_int(std::size_t value, const char* what) {
-  if (value > static_cast<std::size_t>(INT_MAX)) {
-    throw invalid_argument(std::string("cachecomm: window ") + what + " of " +
-                           std::to_string(value) +
-                           " elements to a rank on another node exceeds MPI's int count");
-  }
-  return static_cast<int>(value);
+  return mpi_int_count<invalid_argument>(value, [&] {
+    return std::string("cachecomm: window ") + what + " of " + std::to_string(value) +
+           " elements to a rank on another node exceeds MPI's int count";
+  });
 }
 
 }  // namespace
@@ -83,11 +75,12 @@ void mpi_window_owner::release() noexcept {
 window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp_unit,
                          const std::vector<std::byte*>* node_regions)
     : m_comm(&communicator.impl()) {
-  if (disp_unit == 0 || disp_unit > static_cast<std::size_t>(INT_MAX)) {
-    throw invalid_argument(
-        "cachecomm: window displacement unit must be between 1 and INT_MAX, got " +
-        std::to_string(disp_unit));
-  }
+  auto bad_unit = [&] {
+    return "cachecomm: window displacement unit must be between 1 and INT_MAX, got " +
+           std::to_string(disp_unit);
+  };
+  if (disp_unit == 0) throw invalid_argument(bad_unit());
+  (void)mpi_int_count<invalid_argument>(disp_unit, bad_unit);
   const auto& topology = m_comm->topology();
   m_rank = m_comm->rank();
   m_size = m_comm->size();
@@ -102,9 +95,6 @@ window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp
     m_sizes.push_back(everyone[2 * static_cast<std::size_t>(r)]);
     m_units.push_back(everyone[2 * static_cast<std::size_t>(r) + 1]);
   }
-  m_node_rank_of.assign(static_cast<std::size_t>(m_size), -1);
-  for (int n = 0; n < m_node_size; ++n)
-    m_node_rank_of[static_cast<std::size_t>(topology.node_ranks[n])] = n;
 
   // Layout: [complex128 lock stripes][match vector of each origin, followed by the completion
   // counter of the next node rank][completion records of each target][regions]. Every rank
@@ -201,7 +191,7 @@ std::size_t window_impl::disp_unit_of(int target) const {
 
 bool window_impl::is_node_local(int target) const {
   check_rank(target, "is_node_local");
-  return m_node_rank_of[static_cast<std::size_t>(target)] >= 0;
+  return local_rank_of(target) >= 0;
 }
 
 std::vector<int> window_impl::checked_group(const rank_group& group, const char* what) const {
@@ -257,7 +247,7 @@ void window_impl::await_post(int target, const char* what) {
   const auto index = static_cast<std::size_t>(target);
   const std::uint32_t expected = m_consumed[index] + 1;
   if (sequence_reached(m_match_copy[index], expected)) return;  // the cached copy already shows it
-  const int target_node = m_node_rank_of[index];
+  const int target_node = local_rank_of(target);
   std::uint32_t seen = 0;
   if (target_node >= 0) {
     auto& entry = match_entry(m_node_rank, target_node);
@@ -288,7 +278,7 @@ void window_impl::put(const void* origin, std::size_t bytes, int target, std::si
   if (bytes != 0 && origin == nullptr)
     throw invalid_argument("cachecomm: window put from a null buffer");
   const std::size_t offset = prepare_access(target, displacement, bytes, "put");
-  const int target_node = m_node_rank_of[static_cast<std::size_t>(target)];
+  const int target_node = local_rank_of(target);
   if (bytes == 0) return;
   if (target_node >= 0) {
     std::memcpy(m_region[static_cast<std::size_t>(target_node)] + offset, origin, bytes);
@@ -304,7 +294,7 @@ void window_impl::get(void* result, std::size_t bytes, int target, std::size_t d
   if (bytes != 0 && result == nullptr)
     throw invalid_argument("cachecomm: window get into a null buffer");
   const std::size_t offset = prepare_access(target, displacement, bytes, "get");
-  const int target_node = m_node_rank_of[static_cast<std::size_t>(target)];
+  const int target_node = local_rank_of(target);
   if (bytes == 0) return;
   if (target_node >= 0) {
     std::memcpy(result, m_region[static_cast<std::size_t>(target_node)] + offset, bytes);
@@ -342,7 +332,7 @@ void window_impl::accumulate(const void* origin, std::size_t count, datatype typ
     return;
   }
   const auto target_node =
-      static_cast<std::size_t>(m_node_rank_of[static_cast<std::size_t>(target)]);
+      static_cast<std::size_t>(local_rank_of(target));
   std::byte* destination =
       atomic_destination(target, offset, accumulate_alignment(type), "accumulate");
   accumulate_elements(destination, static_cast<const std::byte*>(origin), count, type, op,
@@ -352,7 +342,7 @@ void window_impl::accumulate(const void* origin, std::size_t count, datatype typ
 bool window_impl::atomic_aligned(int target, std::size_t displacement,
                                  std::size_t alignment) const {
   if (target < 0 || target >= m_size) return true;  // the access itself reports the bad rank
-  const int target_node = m_node_rank_of[static_cast<std::size_t>(target)];
+  const int target_node = local_rank_of(target);
   if (m_multi_node || target_node < 0 || alignment <= 1) return true;
   // Address arithmetic only: the displacement may lie past the region (the access then throws
   // for the range instead).
@@ -365,7 +355,7 @@ bool window_impl::atomic_aligned(int target, std::size_t displacement,
 std::byte* window_impl::atomic_destination(int target, std::size_t offset, std::size_t alignment,
                                            const char* what) const {
   std::byte* destination =
-      m_region[static_cast<std::size_t>(m_node_rank_of[static_cast<std::size_t>(target)])] + offset;
+      m_region[static_cast<std::size_t>(local_rank_of(target))] + offset;
   if (reinterpret_cast<std::uintptr_t>(destination) % alignment != 0) {
     throw invalid_argument("cachecomm: window " + std::string(what) + " to rank " +
                            std::to_string(target) + " at byte offset " + std::to_string(offset) +
@@ -401,7 +391,7 @@ void window_impl::fetch_and_accumulate(const void* origin, void* result, std::si
     return;
   }
   const auto target_node =
-      static_cast<std::size_t>(m_node_rank_of[static_cast<std::size_t>(target)]);
+      static_cast<std::size_t>(local_rank_of(target));
   fetch_and_accumulate_elements(
       atomic_destination(target, offset, accumulate_alignment(type), "fetch-and-accumulate"),
       static_cast<const std::byte*>(origin), static_cast<std::byte*>(result), count, type, op,
@@ -465,7 +455,7 @@ void window_impl::fence(fence_flag flag) {
     // MPI's barrier also progresses MPI accumulates aimed at this rank (see wait_progressing).
     CACHECOMM_MPI(MPI_Barrier(m_comm->world()));
   } else {
-    m_comm->barrier(m_comm->default_barrier());
+    node_aware_barrier(*m_comm);
   }
   if (m_multi_node) CACHECOMM_MPI(MPI_Win_sync(m_mpi_window.get()));
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -510,7 +500,7 @@ void window_impl::complete() {
     const auto index = static_cast<std::size_t>(target);
     m_consumed[index] = m_match_copy[index];  // "clears the bit": the next epoch needs a newer post
     m_access_slot[index] = -1;
-    const int target_node = m_node_rank_of[index];
+    const int target_node = local_rank_of(target);
     if (target_node >= 0) {
       completion_record(target_node, m_node_rank)
           .store(m_consumed[index], std::memory_order_relaxed);
@@ -543,8 +533,7 @@ void window_impl::post(const rank_group& origins) {
   // Local stores made before the post must be what remote origins read through MPI.
   if (m_multi_node) CACHECOMM_MPI(MPI_Win_sync(m_mpi_window.get()));
   std::size_t remote = 0;
-  for (int origin : m_post_group)
-    remote += m_node_rank_of[static_cast<std::size_t>(origin)] < 0 ? 1 : 0;
+  for (int origin : m_post_group) remote += local_rank_of(origin) < 0 ? 1 : 0;
   m_remote_completions.assign(remote, MPI_REQUEST_NULL);
   m_remote_completion_ranks.clear();
   m_remote_completion_serials.assign(remote, 0);
@@ -552,7 +541,7 @@ void window_impl::post(const rank_group& origins) {
   for (int origin : m_post_group) {
     const auto index = static_cast<std::size_t>(origin);
     const std::uint32_t serial = ++m_posted_to[index];
-    const int origin_node = m_node_rank_of[index];
+    const int origin_node = local_rank_of(origin);
     if (origin_node >= 0) {
       ++m_completions_expected;
       m_comm->wait().publish_lazy(match_entry(origin_node, m_node_rank),
@@ -576,7 +565,7 @@ bool window_impl::local_completions_done() const {
 
 void window_impl::name_late_origins(const peer_failure& timeout) {
   for (int origin : m_post_group) {
-    const int origin_node = m_node_rank_of[static_cast<std::size_t>(origin)];
+    const int origin_node = local_rank_of(origin);
     if (origin_node < 0) continue;
     if (completion_record(m_node_rank, origin_node).load(std::memory_order_acquire) !=
         m_posted_to[static_cast<std::size_t>(origin)]) {

@@ -113,12 +113,14 @@ class window_impl {
   [[nodiscard]] std::atomic<std::uint32_t>& completion_record(int target_node,
                                                               int origin_node) const;
 
+  /// Node rank of comm rank `rank`, -1 on other nodes (the comm's node map).
+  [[nodiscard]] int local_rank_of(int rank) const { return m_comm->topology().local_rank(rank); }
+
   comm_impl* m_comm = nullptr;
   int m_rank = 0;
   int m_size = 1;
   int m_node_rank = 0;
   int m_node_size = 1;
-  std::vector<int> m_node_rank_of;     ///< comm rank -> node rank, -1 on other nodes
   std::vector<std::uint64_t> m_sizes;  ///< bytes each comm rank exposes
   std::vector<std::uint64_t> m_units;  ///< displacement unit of each comm rank
   shm_segment m_segment;

@@ -1,0 +1,255 @@
+// The algorithm tables and everything derived from them: names, parsing, the public lists.
+#include "coll/algorithm_registry.hpp"
+
+#include <array>
+#include <vector>
+
+#include "cachecomm/error.hpp"
+#include "coll/coll_engine.hpp"
+
+namespace cachecomm {
+
+namespace detail {
+
+namespace {
+
+constexpr bool always(const node_shape& /*shape*/) {
+  return true;
+}
+constexpr bool with_single_copy(const node_shape& shape) {
+  return shape.single_copy && shape.node_size > 1;
+}
+
+constexpr std::array broadcasts = {
+    broadcast_entry{
+        broadcast_algorithm::central, "central",
+        "the root copies into one shared buffer and every rank copies out; each chunk of a large "
+        "message fills the data region and waits for every reader (up to 4080 B: the slots)",
+        [](coll_engine& engine, void* buffer, std::size_t bytes, int root) {
+          if (bytes <= coll_engine::slot_payload)
+            engine.broadcast_slots(buffer, bytes, root);
+          else
+            engine.broadcast_region(buffer, bytes, root, 1);
+        },
+        always},
+    broadcast_entry{
+        broadcast_algorithm::double_buffer, "double-buffer",
+        "as central, but pipelined through the two halves of the data region: the root fills one "
+        "while the others drain the other (up to 4080 B: the slots)",
+        [](coll_engine& engine, void* buffer, std::size_t bytes, int root) {
+          if (bytes <= coll_engine::slot_payload)
+            engine.broadcast_slots(buffer, bytes, root);
+          else
+            engine.broadcast_region(buffer, bytes, root, 2);
+        },
+        always},
+    broadcast_entry{broadcast_algorithm::tree, "tree",
+                    "binomial tree of per-rank slots: a rank with children copies its parent's "
+                    "slot into its own, so each line has few readers",
+                    [](coll_engine& engine, void* buffer, std::size_t bytes, int root) {
+                      engine.broadcast_tree(buffer, bytes, root);
+                    },
+                    always},
+    broadcast_entry{
+        broadcast_algorithm::single_copy, "single-copy",
+        "readers pull from the root's buffer with cross-memory attach while the root pushes the "
+        "tail into theirs (where the kernel refuses it: double-buffer)",
+        [](coll_engine& engine, void* buffer, std::size_t bytes, int root) {
+          if (engine.single_copy_available())
+            engine.broadcast_single_copy(buffer, bytes, root);
+          else
+            engine.broadcast_region(buffer, bytes, root, 2);
+        },
+        with_single_copy},
+    broadcast_entry{broadcast_algorithm::slots, "slots",
+                    "the root's cache-line slots (data in the sequence number's line), read by "
+                    "every rank; larger messages go slot by slot",
+                    [](coll_engine& engine, void* buffer, std::size_t bytes, int root) {
+                      engine.broadcast_slots(buffer, bytes, root);
+                    },
+                    always},
+};
+
+constexpr std::array reductions = {
+    reduce_entry{
+        reduce_algorithm::slots, "slots",
+        "every rank publishes its input in its own slot; the reducers combine all slots "
+        "in rank order",
+        [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
+           reduce_op op, int root) { engine.reduce_slots(input, output, count, type, op, root); },
+        always},
+    reduce_entry{
+        reduce_algorithm::reduce_scatter, "reduce-scatter",
+        "each rank reduces one slice of every input (pipelined), then the slices are "
+        "gathered",
+        [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
+           reduce_op op, int root) { engine.reduce_scatter(input, output, count, type, op, root); },
+        always},
+    reduce_entry{
+        reduce_algorithm::gather_reduce, "gather-reduce",
+        "every rank stages its input in pipeline chunks and each receiver reduces all "
+        "inputs itself, in one pass",
+        [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
+           reduce_op op, int root) { engine.reduce_gather(input, output, count, type, op, root); },
+        always},
+};
+
+constexpr std::array allgathers = {
+    allgather_entry{
+        allgather_algorithm::central, "central",
+        "each rank copies its block into shared memory, every rank copies all blocks "
+        "out",
+        [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes) {
+          engine.allgather_central(input, output, block_bytes);
+        },
+        always},
+    allgather_entry{
+        allgather_algorithm::single_copy, "single-copy",
+        "every rank pulls the others' blocks straight from their buffers "
+        "(cross-memory attach; where the kernel refuses it: central)",
+        [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes) {
+          if (engine.node_size() > 1 && engine.single_copy_available())
+            engine.allgather_single_copy(input, output, block_bytes);
+          else
+            engine.allgather_central(input, output, block_bytes);
+        },
+        with_single_copy},
+};
+
+constexpr std::array barriers = {
+    barrier_entry{barrier_algorithm::central_byte, "central-byte",
+                  "Centralized-I: one byte flag per rank, set by the rank, reset by the root",
+                  nullptr, always},
+    barrier_entry{barrier_algorithm::central_line, "central-line",
+                  "Centralized-II: one cache line per rank, released by the root", nullptr, always},
+    barrier_entry{barrier_algorithm::dissemination, "dissemination",
+                  "ceil(log2 P) rounds of pairwise signals, no root", nullptr, always},
+    barrier_entry{barrier_algorithm::tree, "tree",
+                  "k-ary combining tree (k = CACHECOMM_TREE_DEGREE)", nullptr, always},
+    barrier_entry{barrier_algorithm::tournament, "tournament",
+                  "pairwise rounds up to the root, release down a k-ary tree", nullptr, always},
+    barrier_entry{barrier_algorithm::binomial, "binomial", "binomial spanning tree", nullptr,
+                  always},
+};
+
+// Entry i has id i + 1 (0 is `automatic`), so a lookup is an index.
+template <typename Entry, std::size_t count>
+constexpr bool in_enum_order(const std::array<Entry, count>& table) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (static_cast<std::size_t>(table[i].id) != i + 1) return false;
+  }
+  return true;
+}
+static_assert(in_enum_order(broadcasts) && in_enum_order(reductions) && in_enum_order(allgathers) &&
+              in_enum_order(barriers));
+
+template <typename Entry, typename Id>
+const Entry& lookup(std::span<const Entry> table, Id id, const char* collective) {
+  const auto index = static_cast<std::size_t>(id) - 1;
+  if (id == Id::automatic || index >= table.size()) {
+    throw usage_error(std::string("cachecomm: ") + collective +
+                      " needs a concrete algorithm, got value " +
+                      std::to_string(static_cast<int>(id)));
+  }
+  return table[index];
+}
+
+template <typename Entry>
+auto parse(std::span<const Entry> table, std::string_view text, const char* collective) {
+  using id_type = decltype(Entry::id);
+  if (text == "auto") return id_type::automatic;
+  for (const Entry& entry : table) {
+    if (entry.name == text) return entry.id;
+  }
+  throw invalid_argument("cachecomm: unknown " + std::string(collective) + " algorithm '" +
+                         std::string(text) + "' (use " + choices_of(table) + ")");
+}
+
+template <typename Entry>
+std::string_view name_of(std::span<const Entry> table, decltype(Entry::id) id) {
+  if (id == decltype(Entry::id)::automatic) return "auto";
+  const auto index = static_cast<std::size_t>(id) - 1;
+  return index < table.size() ? table[index].name : "?";
+}
+
+template <typename Entry>
+std::vector<decltype(Entry::id)> ids_of(std::span<const Entry> table) {
+  std::vector<decltype(Entry::id)> ids;
+  for (const Entry& entry : table) ids.push_back(entry.id);
+  return ids;
+}
+
+}  // namespace
+
+std::span<const broadcast_entry> broadcast_registry() {
+  return broadcasts;
+}
+std::span<const reduce_entry> reduce_registry() {
+  return reductions;
+}
+std::span<const allgather_entry> allgather_registry() {
+  return allgathers;
+}
+std::span<const barrier_entry> barrier_registry() {
+  return barriers;
+}
+
+const broadcast_entry& entry_of(broadcast_algorithm id) {
+  return lookup(broadcast_registry(), id, "broadcast");
+}
+const reduce_entry& entry_of(reduce_algorithm id) {
+  return lookup(reduce_registry(), id, "reduce");
+}
+const allgather_entry& entry_of(allgather_algorithm id) {
+  return lookup(allgather_registry(), id, "allgather");
+}
+const barrier_entry& entry_of(barrier_algorithm id) {
+  return lookup(barrier_registry(), id, "barrier");
+}
+
+}  // namespace detail
+
+std::string_view to_string(broadcast_algorithm algorithm) {
+  return detail::name_of(detail::broadcast_registry(), algorithm);
+}
+std::string_view to_string(reduce_algorithm algorithm) {
+  return detail::name_of(detail::reduce_registry(), algorithm);
+}
+std::string_view to_string(allgather_algorithm algorithm) {
+  return detail::name_of(detail::allgather_registry(), algorithm);
+}
+std::string_view to_string(barrier_algorithm algorithm) {
+  return detail::name_of(detail::barrier_registry(), algorithm);
+}
+
+broadcast_algorithm parse_broadcast_algorithm(std::string_view text) {
+  return detail::parse(detail::broadcast_registry(), text, "broadcast");
+}
+reduce_algorithm parse_reduce_algorithm(std::string_view text) {
+  return detail::parse(detail::reduce_registry(), text, "reduce");
+}
+allgather_algorithm parse_allgather_algorithm(std::string_view text) {
+  return detail::parse(detail::allgather_registry(), text, "allgather");
+}
+barrier_algorithm parse_barrier_algorithm(std::string_view text) {
+  return detail::parse(detail::barrier_registry(), text, "barrier");
+}
+
+const std::vector<broadcast_algorithm>& all_broadcast_algorithms() {
+  static const std::vector<broadcast_algorithm> all = detail::ids_of(detail::broadcast_registry());
+  return all;
+}
+const std::vector<reduce_algorithm>& all_reduce_algorithms() {
+  static const std::vector<reduce_algorithm> all = detail::ids_of(detail::reduce_registry());
+  return all;
+}
+const std::vector<allgather_algorithm>& all_allgather_algorithms() {
+  static const std::vector<allgather_algorithm> all = detail::ids_of(detail::allgather_registry());
+  return all;
+}
+const std::vector<barrier_algorithm>& all_barrier_algorithms() {
+  static const std::vector<barrier_algorithm> all = detail::ids_of(detail::barrier_registry());
+  return all;
+}
+
+}  // namespace cachecomm

@@ -1,0 +1,79 @@
+// One registry per collective: every algorithm is one entry {id, name, description, function,
+// applicability}. Setting parsing, the public lists and names, `cachecomm-info`, the benchmark's
+// candidates and the tests all read these tables, so a new algorithm is one entry in
+// algorithm_registry.cpp (plus its id in the public enum and its body in its own file).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cachecomm/barrier.hpp"
+#include "cachecomm/collectives.hpp"
+
+namespace cachecomm::detail {
+
+class coll_engine;
+
+/// What decides whether an algorithm runs as itself on a node.
+struct node_shape {
+  int node_size = 1;
+  bool oversubscribed = false;
+  bool single_copy = false;       ///< process_vm_readv works between the node's ranks
+  bool single_copy_push = false;  ///< process_vm_writev too (the root may push)
+};
+
+template <typename Id, typename Function>
+struct algorithm_entry {
+  Id id;
+  std::string_view name;  ///< what settings, listings and reports use
+  std::string_view description;
+  /// Node-local run; ranks are node ranks. Null for the barrier (node_barrier dispatches on `id`).
+  Function run;
+  /// True when the algorithm runs as itself on this node; otherwise `run` takes the fallback its
+  /// description names, so every entry may always be called.
+  bool (*applicable)(const node_shape& shape);
+};
+
+using broadcast_function = void (*)(coll_engine& engine, void* buffer, std::size_t bytes, int root);
+/// root < 0: every rank receives (allreduce).
+using reduce_function = void (*)(coll_engine& engine, const void* input, void* output,
+                                 std::size_t count, datatype type, reduce_op op, int root);
+using allgather_function = void (*)(coll_engine& engine, const void* input, void* output,
+                                    std::size_t block_bytes);
+using barrier_function = std::nullptr_t;
+
+using broadcast_entry = algorithm_entry<broadcast_algorithm, broadcast_function>;
+using reduce_entry = algorithm_entry<reduce_algorithm, reduce_function>;
+using allgather_entry = algorithm_entry<allgather_algorithm, allgather_function>;
+using barrier_entry = algorithm_entry<barrier_algorithm, barrier_function>;
+
+/// Every concrete algorithm of each collective, in enum order (entry i has id i + 1).
+[[nodiscard]] std::span<const broadcast_entry> broadcast_registry();
+[[nodiscard]] std::span<const reduce_entry> reduce_registry();  ///< reduce and allreduce
+[[nodiscard]] std::span<const allgather_entry> allgather_registry();
+[[nodiscard]] std::span<const barrier_entry> barrier_registry();
+
+/// The entry of a concrete algorithm; throws usage_error for `automatic` or an unknown value.
+[[nodiscard]] const broadcast_entry& entry_of(broadcast_algorithm id);
+[[nodiscard]] const reduce_entry& entry_of(reduce_algorithm id);
+[[nodiscard]] const allgather_entry& entry_of(allgather_algorithm id);
+[[nodiscard]] const barrier_entry& entry_of(barrier_algorithm id);
+
+/// "auto, name1, name2, ..." for a setting's description and a parse error.
+template <typename Entry>
+[[nodiscard]] std::string choices_of(std::span<const Entry> registry) {
+  std::string names = "auto";
+  for (const Entry& entry : registry) names += ", " + std::string(entry.name);
+  return names;
+}
+
+/// The setting text of an algorithm variable: "<what> algorithm: auto, name1, ...".
+template <typename Entry>
+[[nodiscard]] std::string algorithm_setting_text(const char* what,
+                                                 std::span<const Entry> registry) {
+  return std::string(what) + " algorithm: " + choices_of(registry) + ".";
+}
+
+}  // namespace cachecomm::detail

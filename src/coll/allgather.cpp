@@ -1,0 +1,57 @@
+// Allgather: the dispatch and the central algorithm through slots or the data region; single copy
+// is in allgather_single_copy.cpp.
+#include <algorithm>
+#include <cstring>
+
+#include "cachecomm/error.hpp"
+#include "coll/coll_engine.hpp"
+#include "coll/shared_copy.hpp"
+
+namespace cachecomm::detail {
+
+void coll_engine::allgather(const void* input, void* output, std::size_t block_bytes,
+                            allgather_algorithm algorithm) {
+  const allgather_entry& entry = entry_of(algorithm);  // refuses `automatic` before any early exit
+  if (block_bytes == 0) return;
+  begin_call(call_kind::allgather, block_bytes, datatype::byte, 0xffU);
+  entry.run(*this, input, output, block_bytes);
+}
+
+void coll_engine::allgather_central(const void* input, void* output, std::size_t block_bytes) {
+  auto* out = static_cast<std::byte*>(output);
+  const auto me = static_cast<std::size_t>(m_rank);
+  const auto size = static_cast<std::size_t>(m_size);
+  if (input != out + me * block_bytes) std::memcpy(out + me * block_bytes, input, block_bytes);
+  if (m_size == 1) return;
+  const bool use_slots = block_bytes <= slot_payload;
+  const std::size_t chunk =
+      use_slots ? slot_payload : m_tuning.region_bytes / size / cache_line_size * cache_line_size;
+  const auto* in = static_cast<const std::byte*>(input);
+  for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
+    const std::size_t n = std::min(chunk, block_bytes - offset);
+    const std::uint32_t step = begin_step();
+    ensure_free(step, use_slots ? slot_depth(n) : 2);
+    if (use_slots) {
+      std::memcpy(slot_data(m_rank, step, n), in + offset, n);
+      post_slot(step, n);
+    } else {
+      copy_to_shared(region(step) + me * chunk, in + offset, n, m_tuning.streaming_stores);
+      post_region(step);
+    }
+    for (std::size_t distance = 1; distance < size; ++distance) {
+      const std::size_t rank = (me + distance) % size;
+      const std::byte* source = nullptr;
+      if (use_slots) {
+        wait_slot(static_cast<int>(rank), step, n, "allgather (a rank's slot)");
+        source = slot_data(static_cast<int>(rank), step, n);
+      } else {
+        wait_region(static_cast<int>(rank), step, "allgather (a rank's block)");
+        source = region(step) + rank * chunk;
+      }
+      std::memcpy(out + rank * block_bytes + offset, source, n);
+    }
+    finish_step(step);
+  }
+}
+
+}  // namespace cachecomm::detail

@@ -1,0 +1,97 @@
+#include "coll/barrier.hpp"
+
+#include <memory>
+#include <string>
+
+#include "cachecomm/comm.hpp"
+#include "cachecomm/error.hpp"
+#include "coll/algorithm_registry.hpp"
+#include "coll/node_barrier.hpp"
+#include "coll/selection.hpp"
+#include "core/comm_impl.hpp"
+#include "core/mpi_check.hpp"
+
+namespace cachecomm {
+
+namespace detail {
+
+namespace {
+
+const setting_declaration barrier_setting{"CACHECOMM_BARRIER", "auto",
+                                          algorithm_setting_text("Barrier", barrier_registry())};
+const setting_declaration tree_degree_setting{
+    "CACHECOMM_TREE_DEGREE", "4",
+    "Fan-out of the k-ary tree barrier and of the tournament's release."};
+
+class barrier_state final : public control_state {
+ public:
+  barrier_state(comm_impl& impl, std::byte* area) {
+    const node_topology& topology = impl.topology();
+    const config& settings = impl.settings();
+    const long long degree = settings.get_int("CACHECOMM_TREE_DEGREE");
+    if (degree < 2 || degree > 64) {
+      throw invalid_argument("cachecomm: CACHECOMM_TREE_DEGREE must be between 2 and 64, got " +
+                             std::to_string(degree));
+    }
+    m_barrier = node_barrier(area, topology.node_size, topology.node_rank, static_cast<int>(degree),
+                             topology.oversubscribed, &impl.wait());
+    selection_input input;
+    input.node_count = topology.node_count;
+    input.node.node_size = topology.node_size;
+    input.node.oversubscribed = topology.oversubscribed;
+    m_default = select_barrier(input, parse_barrier_algorithm(settings.get("CACHECOMM_BARRIER")));
+  }
+
+  node_barrier& barrier() { return m_barrier; }
+  [[nodiscard]] const selection<barrier_algorithm>& default_choice() const { return m_default; }
+
+ private:
+  node_barrier m_barrier;
+  selection<barrier_algorithm> m_default{barrier_algorithm::central_line, ""};
+};
+
+std::unique_ptr<control_state> create_barrier_state(comm_impl& impl, std::byte* area) {
+  return std::make_unique<barrier_state>(impl, area);
+}
+
+barrier_state& state_of(comm_impl& impl) {
+  return static_cast<barrier_state&>(impl.control());
+}
+
+// Registered at load time, before any comm can be built.
+[[maybe_unused]] const bool provided = [] {
+  provide_control_state({&node_barrier::bytes_needed, &create_barrier_state});
+  return true;
+}();
+
+}  // namespace
+
+void node_aware_barrier(comm_impl& impl, barrier_algorithm algorithm) {
+  barrier_state& state = state_of(impl);
+  if (algorithm == barrier_algorithm::automatic) algorithm = state.default_choice().algorithm;
+  if (impl.single_node()) {
+    state.barrier().full(algorithm);
+    return;
+  }
+  // Hierarchical: gather on the node, leaders synchronize over MPI, release on the node.
+  state.barrier().arrive(algorithm);
+  if (impl.is_leader()) CACHECOMM_MPI(MPI_Barrier(impl.leaders()));
+  state.barrier().depart(algorithm);
+}
+
+}  // namespace detail
+
+void comm::barrier() {
+  detail::node_aware_barrier(*m_impl, barrier_algorithm::automatic);
+}
+void comm::barrier(barrier_algorithm algorithm) {
+  detail::node_aware_barrier(*m_impl, algorithm);
+}
+barrier_algorithm comm::default_barrier() const {
+  return detail::state_of(*m_impl).default_choice().algorithm;
+}
+std::string comm::default_barrier_reason() const {
+  return std::string(detail::state_of(*m_impl).default_choice().reason);
+}
+
+}  // namespace cachecomm

@@ -1,0 +1,87 @@
+// Broadcast: the dispatch and the algorithms through shared memory (slots, binomial tree over
+// slots, the data region at depth 1 or 2).
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "cachecomm/error.hpp"
+#include "coll/coll_engine.hpp"
+#include "coll/shared_copy.hpp"
+
+namespace cachecomm::detail {
+
+void coll_engine::broadcast(void* buffer, std::size_t bytes, int root,
+                            broadcast_algorithm algorithm) {
+  if (m_size == 1 || bytes == 0) return;
+  begin_call(call_kind::broadcast, bytes, datatype::byte, 0xffU);
+  entry_of(algorithm).run(*this, buffer, bytes, root);
+}
+
+void coll_engine::broadcast_slots(void* buffer, std::size_t bytes, int root) {
+  auto* data = static_cast<std::byte*>(buffer);
+  for (std::size_t offset = 0; offset < bytes; offset += slot_payload) {
+    const std::size_t n = std::min(slot_payload, bytes - offset);
+    const std::uint32_t step = begin_step();
+    if (m_rank == root) {
+      ensure_free(step, slot_depth(n));
+      std::memcpy(slot_data(m_rank, step, n), data + offset, n);
+      post_slot(step, n);
+    } else {
+      wait_slot(root, step, n, "broadcast (root's slot)");
+      std::memcpy(data + offset, slot_data(root, step, n), n);
+    }
+    finish_step(step);
+  }
+}
+
+void coll_engine::broadcast_tree(void* buffer, std::size_t bytes, int root) {
+  // Binomial tree on ranks relative to the root: parent clears the highest bit, so each slot has
+  // at most log2(P) readers instead of P-1.
+  const auto relative = static_cast<unsigned>((m_rank - root + m_size) % m_size);
+  const int parent =
+      relative == 0 ? -1 : (static_cast<int>(relative - std::bit_floor(relative)) + root) % m_size;
+  const unsigned first_child = relative == 0 ? 1U : std::bit_floor(relative) << 1;
+  const bool has_children = relative + first_child < static_cast<unsigned>(m_size);
+  auto* data = static_cast<std::byte*>(buffer);
+  for (std::size_t offset = 0; offset < bytes; offset += slot_payload) {
+    const std::size_t n = std::min(slot_payload, bytes - offset);
+    const std::uint32_t step = begin_step();
+    if (parent < 0) {
+      ensure_free(step, slot_depth(n));
+      std::memcpy(slot_data(m_rank, step, n), data + offset, n);
+      post_slot(step, n);
+    } else {
+      wait_slot(parent, step, n, "broadcast (parent's slot in the tree)");
+      if (has_children) {
+        ensure_free(step, slot_depth(n));
+        std::memcpy(slot_data(m_rank, step, n), slot_data(parent, step, n), n);
+        post_slot(step, n);
+      }
+      std::memcpy(data + offset, slot_data(parent, step, n), n);
+    }
+    finish_step(step);
+  }
+}
+
+void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth) {
+  // depth 1 is the seed's centralized algorithm: each chunk fills the region and the root waits for
+  // every reader before the next; depth 2 double-buffers in pipeline chunks.
+  const std::size_t chunk =
+      depth == 1 || m_oversubscribed ? m_tuning.region_bytes : m_tuning.chunk_bytes;
+  auto* data = static_cast<std::byte*>(buffer);
+  for (std::size_t offset = 0; offset < bytes; offset += chunk) {
+    const std::size_t n = std::min(chunk, bytes - offset);
+    const std::uint32_t step = begin_step();
+    if (m_rank == root) {
+      ensure_free(step, depth);
+      copy_to_shared(region(step), data + offset, n, m_tuning.streaming_stores);
+      post_region(step);
+    } else {
+      wait_region(root, step, "broadcast (root's data region)");
+      std::memcpy(data + offset, region(step), n);
+    }
+    finish_step(step);
+  }
+}
+
+}  // namespace cachecomm::detail

@@ -1,0 +1,4 @@
+target_sources(cachecomm PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/segment.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/segment_objects.cpp
+)

@@ -1,0 +1,3 @@
+target_sources(cachecomm PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/machine.cpp
+)

@@ -1,0 +1,224 @@
+// The automatic choice, pinned rule by rule at both sides of every threshold. A rule that moves
+// shows here as a changed row, with the old and new algorithm named.
+#include "coll/selection.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <set>
+#include <string>
+
+#include "cachecomm/error.hpp"
+
+namespace {
+
+using cachecomm::allgather_algorithm;
+using cachecomm::barrier_algorithm;
+using cachecomm::broadcast_algorithm;
+using cachecomm::reduce_algorithm;
+using namespace cachecomm::detail;
+
+constexpr std::size_t KiB = 1024;
+constexpr std::size_t MiB = 1024 * 1024;
+
+struct node_case {
+  int ranks;
+  bool oversubscribed;
+  bool single_copy;
+  bool push;
+};
+
+selection_input input_of(std::size_t bytes, node_case node) {
+  selection_input input;
+  input.bytes = bytes;
+  input.node = {node.ranks, node.oversubscribed, node.single_copy, node.push};
+  return input;
+}
+
+constexpr node_case pair{2, false, true, true};
+constexpr node_case pair_oversubscribed{2, true, true, true};
+constexpr node_case pair_without_push{2, false, true, false};
+constexpr node_case pair_without_single_copy{2, false, false, false};
+constexpr node_case three{3, false, true, true};
+constexpr node_case eight{8, false, true, true};
+constexpr node_case nine{9, false, true, true};
+constexpr node_case nine_oversubscribed{9, true, true, true};
+constexpr node_case one{1, false, false, false};
+
+struct broadcast_row {
+  std::size_t bytes;
+  node_case node;
+  broadcast_algorithm expected;
+};
+
+TEST(selection, broadcast_table) {
+  const broadcast_row rows[] = {
+      {8, pair, broadcast_algorithm::slots},
+      {thresholds::slot_message_bytes, pair, broadcast_algorithm::slots},
+      {thresholds::slot_message_bytes + 1, pair, broadcast_algorithm::double_buffer},
+      {8, eight, broadcast_algorithm::slots},
+      {8, nine, broadcast_algorithm::tree},
+      {thresholds::slot_message_bytes, nine, broadcast_algorithm::tree},
+      {thresholds::slot_message_bytes + 1, nine, broadcast_algorithm::double_buffer},
+      {8, nine_oversubscribed, broadcast_algorithm::slots},
+      {128 * KiB - 1, pair, broadcast_algorithm::double_buffer},
+      {128 * KiB, pair, broadcast_algorithm::single_copy},
+      {4 * MiB, pair, broadcast_algorithm::single_copy},
+      {4 * MiB, pair_without_push, broadcast_algorithm::double_buffer},
+      {4 * MiB, pair_without_single_copy, broadcast_algorithm::double_buffer},
+      {4 * MiB, pair_oversubscribed, broadcast_algorithm::double_buffer},
+      {4 * MiB, three, broadcast_algorithm::double_buffer},
+  };
+  for (const auto& row : rows) {
+    const auto chosen =
+        select_broadcast(input_of(row.bytes, row.node), broadcast_algorithm::automatic);
+    EXPECT_EQ(chosen.algorithm, row.expected)
+        << row.bytes << " B at " << row.node.ranks << " ranks: got " << to_string(chosen.algorithm)
+        << ", expected " << to_string(row.expected);
+    EXPECT_FALSE(chosen.reason.empty());
+  }
+}
+
+TEST(selection, small_broadcast_reports_the_slot_path_it_runs) {
+  // The slot path used to be reported as double-buffer; its name and entry now say what runs.
+  const auto chosen = select_broadcast(input_of(8, pair), broadcast_algorithm::automatic);
+  EXPECT_EQ(to_string(chosen.algorithm), "slots");
+  EXPECT_NE(std::string(chosen.reason).find("slot"), std::string::npos);
+}
+
+struct reduce_row {
+  std::size_t bytes;
+  node_case node;
+  bool rooted;
+  reduce_algorithm expected;
+};
+
+TEST(selection, reduce_table) {
+  const std::size_t small = thresholds::slot_message_bytes;
+  const std::size_t oversubscribed_limit = thresholds::oversubscribed_slot_reduce_max_bytes;
+  const reduce_row rows[] = {
+      {small, pair, true, reduce_algorithm::slots},
+      {small, pair, false, reduce_algorithm::slots},
+      {small + 1, pair, true, reduce_algorithm::gather_reduce},
+      {small + 1, pair, false, reduce_algorithm::gather_reduce},
+      {4 * MiB, one, false, reduce_algorithm::slots},
+      {small + 1, three, false, reduce_algorithm::reduce_scatter},
+      {4 * MiB, three, true, reduce_algorithm::reduce_scatter},
+      {oversubscribed_limit, pair_oversubscribed, true, reduce_algorithm::slots},
+      {oversubscribed_limit + 1, pair_oversubscribed, true, reduce_algorithm::reduce_scatter},
+      {oversubscribed_limit, pair_oversubscribed, false, reduce_algorithm::reduce_scatter},
+      {small + 1, nine_oversubscribed, true, reduce_algorithm::slots},
+      {small + 1, nine_oversubscribed, false, reduce_algorithm::reduce_scatter},
+  };
+  for (const auto& row : rows) {
+    const auto chosen =
+        select_reduce(input_of(row.bytes, row.node), reduce_algorithm::automatic, row.rooted);
+    EXPECT_EQ(chosen.algorithm, row.expected)
+        << row.bytes << " B at " << row.node.ranks << " ranks, "
+        << (row.rooted ? "reduce" : "allreduce") << ": got " << to_string(chosen.algorithm)
+        << ", expected " << to_string(row.expected);
+    EXPECT_FALSE(chosen.reason.empty());
+  }
+}
+
+struct allgather_row {
+  std::size_t block_bytes;
+  node_case node;
+  allgather_algorithm expected;
+};
+
+TEST(selection, allgather_table) {
+  const allgather_row rows[] = {
+      {8, pair, allgather_algorithm::central},
+      {64 * KiB - 1, pair, allgather_algorithm::central},
+      {64 * KiB, pair, allgather_algorithm::single_copy},
+      {2 * MiB, pair_without_push, allgather_algorithm::single_copy},
+      {2 * MiB, pair_without_single_copy, allgather_algorithm::central},
+      {2 * MiB, pair_oversubscribed, allgather_algorithm::central},
+      {2 * MiB, three, allgather_algorithm::central},
+  };
+  for (const auto& row : rows) {
+    const auto chosen =
+        select_allgather(input_of(row.block_bytes, row.node), allgather_algorithm::automatic);
+    EXPECT_EQ(chosen.algorithm, row.expected)
+        << row.block_bytes << " B blocks at " << row.node.ranks << " ranks: got "
+        << to_string(chosen.algorithm) << ", expected " << to_string(row.expected);
+    EXPECT_FALSE(chosen.reason.empty());
+  }
+}
+
+TEST(selection, system_allgather_only_for_large_blocks_of_a_pair_on_one_node) {
+  const auto automatic = allgather_algorithm::automatic;
+  EXPECT_FALSE(system_allgather_preferred(input_of(thresholds::system_allgather_min_bytes - 1, pair),
+                                          automatic));
+  EXPECT_TRUE(
+      system_allgather_preferred(input_of(thresholds::system_allgather_min_bytes, pair), automatic));
+  EXPECT_FALSE(system_allgather_preferred(input_of(4 * MiB, pair_oversubscribed), automatic));
+  EXPECT_FALSE(system_allgather_preferred(input_of(4 * MiB, three), automatic));
+  EXPECT_FALSE(system_allgather_preferred(input_of(4 * MiB, pair), allgather_algorithm::central));
+  auto two_nodes = input_of(4 * MiB, pair);
+  two_nodes.node_count = 2;
+  EXPECT_FALSE(system_allgather_preferred(two_nodes, automatic));
+}
+
+TEST(selection, barrier_table) {
+  const struct {
+    node_case node;
+    barrier_algorithm expected;
+  } rows[] = {
+      {one, barrier_algorithm::central_line},
+      {pair, barrier_algorithm::central_line},
+      {eight, barrier_algorithm::central_line},
+      {nine, barrier_algorithm::tree},
+      {nine_oversubscribed, barrier_algorithm::central_line},
+  };
+  for (const auto& row : rows) {
+    const auto chosen = select_barrier(input_of(0, row.node), barrier_algorithm::automatic);
+    EXPECT_EQ(chosen.algorithm, row.expected) << row.node.ranks << " ranks";
+    EXPECT_FALSE(chosen.reason.empty());
+  }
+}
+
+TEST(selection, a_setting_wins_and_is_named_as_the_reason) {
+  const auto input = input_of(8, pair);
+  const auto broadcast = select_broadcast(input, broadcast_algorithm::tree);
+  EXPECT_EQ(broadcast.algorithm, broadcast_algorithm::tree);
+  EXPECT_EQ(broadcast.reason, "set by CACHECOMM_BCAST");
+  EXPECT_EQ(select_reduce(input, reduce_algorithm::reduce_scatter, true).reason,
+            "set by CACHECOMM_REDUCE");
+  EXPECT_EQ(select_reduce(input, reduce_algorithm::reduce_scatter, false).reason,
+            "set by CACHECOMM_ALLREDUCE");
+  EXPECT_EQ(select_allgather(input, allgather_algorithm::single_copy).reason,
+            "set by CACHECOMM_ALLGATHER");
+  EXPECT_EQ(select_barrier(input, barrier_algorithm::binomial).algorithm,
+            barrier_algorithm::binomial);
+}
+
+TEST(selection, every_registry_entry_has_a_unique_name_and_a_function) {
+  std::set<std::string> names;
+  for (const auto& entry : broadcast_registry()) {
+    EXPECT_TRUE(names.insert(std::string(entry.name)).second) << entry.name;
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_broadcast_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : reduce_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_reduce_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : allgather_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_allgather_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : barrier_registry())
+    EXPECT_EQ(cachecomm::parse_barrier_algorithm(entry.name), entry.id);
+  // The parse error lists the registry's names, not a hand-written copy.
+  try {
+    (void)cachecomm::parse_barrier_algorithm("fastest");
+    ADD_FAILURE() << "an unknown barrier name was accepted";
+  } catch (const cachecomm::invalid_argument& error) {
+    for (const auto& entry : barrier_registry())
+      EXPECT_NE(std::string(error.what()).find(entry.name), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
