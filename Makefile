@@ -37,7 +37,9 @@ test-mpich: setup
 # preload tests and the segment, barrier and collective tests. See docs/install.md for each MPI.
 MPI_MAX_RANKS ?= 4
 MPI_SUBSET ?= all
-MPI_BUILD = build/mpi-$(notdir $(abspath $(MPI_HOME)))
+# CACHECOMM_MPI_ABI=ON: build against the MPI-5 standard ABI (MPI_HOME with bin/mpicc_abi).
+CACHECOMM_MPI_ABI ?= OFF
+MPI_BUILD = build/mpi-$(notdir $(abspath $(MPI_HOME)))$(if $(filter ON,$(CACHECOMM_MPI_ABI)),-abi)
 MPI_TARGET = $(if $(filter core,$(MPI_SUBSET)),test-programs-core,test-programs)
 MPI_TESTS = $(if $(filter core,$(MPI_SUBSET)),^(preload_|mpi_segment|mpi_barrier),.)
 # Intel MPI: its mpicc needs I_MPI_ROOT; on one node its ranks talk through shared memory only.
@@ -46,7 +48,7 @@ test-mpi: export I_MPI_FABRICS := $(or $(I_MPI_FABRICS),shm)
 test-mpi: setup
 	@[ -n "$(MPI_HOME)" ] && [ -d "$(MPI_HOME)" ] || { echo "make test-mpi: set MPI_HOME to the prefix of an MPI (its bin/mpicc)" >&2; exit 2; }
 	cmake -S . -B $(MPI_BUILD) -DCMAKE_BUILD_TYPE=Release -DMPI_HOME=$(abspath $(MPI_HOME)) \
-	  -DCACHECOMM_TEST_MAX_RANKS=$(MPI_MAX_RANKS)
+	  -DCACHECOMM_TEST_MAX_RANKS=$(MPI_MAX_RANKS) -DCACHECOMM_MPI_ABI=$(CACHECOMM_MPI_ABI)
 	cmake --build $(MPI_BUILD) -j $(JOBS) --target $(MPI_TARGET)
 	cd $(MPI_BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 600 -L mpi -LE "bench|install" \
 	  -R '$(MPI_TESTS)' -E "laplace_app|preload_bench_smoke"

@@ -87,7 +87,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     preload::stats().count(kind, *blocked);
     return pass();
   }
-#ifdef MPICH_VERSION
+#if defined(MPICH_VERSION) || defined(MPI_ABI_VERSION)  // the ABI's MPIs today are MPICH-based
   // MPICH (ch3, no progress thread) applies passive-target accesses only while the target is inside
   // MPI; a target waiting in cachecomm's fence or PSCW would never let an origin's unlock finish.
   preload::stats().count(kind, outcome::needs_mpi_progress);

@@ -56,7 +56,11 @@ std::string mpi_identity::name() const {
 
 mpi_identity built_mpi() {
   mpi_identity built;
-#if defined(I_MPI_VERSION)
+#if defined(MPI_ABI_VERSION)
+  // The MPI-5 standard ABI: any MPI whose libmpi_abi serves the program (MPICH 5, Intel MPI).
+  built.implementation = "MPI ABI";
+  built.version = std::to_string(MPI_ABI_VERSION);
+#elif defined(I_MPI_VERSION)
   built.implementation = "Intel MPI";
   built.version = I_MPI_VERSION;
 #elif defined(OMPI_MAJOR_VERSION)
@@ -102,8 +106,10 @@ mpi_identity parse_library_version(const std::string& text) {
 
 mpi_identity running_mpi() {
   std::string text;
-  if (const char* fake = std::getenv("CACHECOMM_TEST_MPI_LIBRARY_VERSION"); fake && *fake) {
-    text = fake;
+  const char* fake = std::getenv("CACHECOMM_TEST_MPI_LIBRARY_VERSION");
+  const std::string fake_text = fake != nullptr ? fake : "";
+  if (!fake_text.empty()) {
+    text = fake_text;
   } else {
     std::vector<char> buffer(version_buffer_bytes, '\0');
     int length = 0;
@@ -111,6 +117,10 @@ mpi_identity running_mpi() {
       text.assign(buffer.data(), strnlen(buffer.data(), buffer.size()));
   }
   mpi_identity running = parse_library_version(text);
+  if (!fake_text.empty()) {
+    running.library = "faked by CACHECOMM_TEST_MPI_LIBRARY_VERSION";
+    return running;
+  }
   Dl_info where{};
   // The library our PMPI calls bind to, whichever the dynamic loader chose.
   if (dladdr(reinterpret_cast<void*>(&PMPI_Init), &where) != 0 && where.dli_fname != nullptr)
@@ -121,6 +131,12 @@ mpi_identity running_mpi() {
 }
 
 bool compatible(const mpi_identity& built, const mpi_identity& running) {
+  if (built.implementation == "MPI ABI") {
+    // Handles are the ABI's whichever MPI implements it: what matters is the library the calls
+    // reach.
+    const std::string file = running.library.substr(running.library.rfind('/') + 1);
+    return file.starts_with("libmpi_abi.so");
+  }
   if (built.implementation.starts_with("MPI "))
     return true;  // an MPI we cannot tell apart: trust it
   return built.implementation == running.implementation &&

@@ -20,13 +20,15 @@ struct mpi_identity {
 [[nodiscard]] mpi_identity built_mpi();
 
 /// The MPI this process runs on: MPI_Get_library_version (callable before MPI_Init) and the library
-/// that provides PMPI_Init. CACHECOMM_TEST_MPI_LIBRARY_VERSION replaces the version string (tests).
+/// that provides PMPI_Init. CACHECOMM_TEST_MPI_LIBRARY_VERSION replaces the version string, and the
+/// library is then reported as faked (tests).
 [[nodiscard]] mpi_identity running_mpi();
 
 /// Parses the first line of an MPI_Get_library_version string.
 [[nodiscard]] mpi_identity parse_library_version(const std::string& text);
 
-/// Same implementation and major version (the ABI the handles and constants belong to).
+/// Same implementation and major version (the ABI the handles and constants belong to); for a build
+/// against the MPI-5 standard ABI: the calls reach a libmpi_abi.so, whichever MPI ships it.
 [[nodiscard]] bool compatible(const mpi_identity& built, const mpi_identity& running);
 
 /// True when this process runs on the MPI the build is for. Otherwise prints one line on stderr

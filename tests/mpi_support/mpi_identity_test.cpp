@@ -47,3 +47,11 @@ TEST(MpiIdentity, SameImplementationAndMajorVersionAreCompatible) {
   EXPECT_FALSE(compatible(mpich4, {"Intel MPI", "2021.19", ""}));
   EXPECT_TRUE(compatible({"Intel MPI", "2021.18.1", ""}, {"Intel MPI", "2021.19", ""}));
 }
+
+TEST(MpiIdentity, AbiBuildsServeWhateverLibmpiAbiServesTheProgram) {
+  const mpi_identity abi{"MPI ABI", "1", ""};
+  EXPECT_TRUE(compatible(abi, {"MPICH", "5.0.2", "/opt/mpich/lib/libmpi_abi.so.1"}));
+  EXPECT_TRUE(compatible(abi, {"Intel MPI", "2021.18.1", "/opt/impi/lib/libmpi_abi.so.1"}));
+  EXPECT_FALSE(compatible(abi, {"MPICH", "5.0.2", "/opt/mpich/lib/libmpi.so.12"}));
+  EXPECT_FALSE(compatible(abi, {"Open MPI", "4.1.4", "/usr/lib/libmpi.so.40"}));
+}
