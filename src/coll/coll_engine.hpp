@@ -37,7 +37,7 @@ struct coll_tuning {
   bool single_copy = true;        ///< allow cross-memory attach
   bool streaming_stores = false;  ///< copies into the shared region bypass the caches
   bool check = false;             ///< verify matching arguments across ranks
-  // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: selection.cpp)
+  // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: selection.hpp)
   broadcast_algorithm broadcast = broadcast_algorithm::automatic;
   reduce_algorithm reduce = reduce_algorithm::automatic;
   reduce_algorithm allreduce = reduce_algorithm::automatic;

@@ -58,7 +58,6 @@ int mpi_count(std::size_t count, const char* what) {
   });
 }
 
-/// Describes what is wrong with this rank's arguments ("" when nothing is).
 struct call_signature {
   operation_kind kind;
   std::size_t count;
@@ -67,64 +66,82 @@ struct call_signature {
   int root;
 };
 
-std::string local_problem(comm& c, const call_signature& call, const void* send,
-                          const void* receive) {
+/// What is wrong with this rank's arguments, as a kind (which exception) and a message.
+struct call_problem {
+  enum class kind { none, invalid, unsupported };
+  kind what = kind::none;
+  std::string message;
+  [[nodiscard]] bool empty() const { return what == kind::none; }
+};
+
+call_problem local_problem(comm& c, const call_signature& call, const void* send,
+                           const void* receive) {
   const char* what = name_of(call.kind);
   const int type_value = static_cast<int>(call.type);
   if (type_value < 0 || type_value > static_cast<int>(datatype::byte)) {
-    return std::string("cachecomm: ") + what + ": unknown datatype value " +
-           std::to_string(type_value);
+    return {call_problem::kind::invalid, std::string("cachecomm: ") + what +
+                                             ": unknown datatype value " +
+                                             std::to_string(type_value)};
   }
   const std::size_t element = size_of(call.type);
   std::size_t total_bytes = 0;
   if (__builtin_mul_overflow(call.count, element * static_cast<std::size_t>(c.size()),
                              &total_bytes)) {
-    return std::string("cachecomm: ") + what + ": count " + std::to_string(call.count) +
-           " overflows the byte size";
+    return {call_problem::kind::invalid, std::string("cachecomm: ") + what + ": count " +
+                                             std::to_string(call.count) +
+                                             " overflows the byte size"};
   }
   if (call.kind == operation_kind::broadcast || call.kind == operation_kind::reduce) {
     if (call.root < 0 || call.root >= c.size()) {
-      return std::string("cachecomm: ") + what + ": root " + std::to_string(call.root) +
-             " is not a rank of the communicator (size " + std::to_string(c.size()) + ")";
+      return {call_problem::kind::invalid,
+              std::string("cachecomm: ") + what + ": root " + std::to_string(call.root) +
+                  " is not a rank of the communicator (size " + std::to_string(c.size()) + ")"};
     }
   }
   if (call.kind == operation_kind::reduce || call.kind == operation_kind::allreduce) {
     if (call.op == reduce_op::replace) {
-      return std::string("cachecomm: ") + what +
-             ": reduce_op::replace is not supported by collectives (it is an accumulate "
-             "operation); use sum, "
-             "product, min, max, or a logical or bitwise operation";
+      return {call_problem::kind::unsupported,
+              std::string("cachecomm: ") + what +
+                  ": reduce_op::replace is not supported by collectives (it is an accumulate "
+                  "operation); use sum, product, min, max, or a logical or bitwise operation"};
     }
     if (!supports(call.type, call.op)) {
-      return std::string("cachecomm: ") + what + ": operation " + std::string(to_string(call.op)) +
-             " is not supported on " + std::string(to_string(call.type)) +
-             " (min/max need real numbers; logical and bitwise operations need integers; bytes can "
-             "only be moved)";
+      return {call_problem::kind::unsupported,
+              std::string("cachecomm: ") + what + ": operation " + std::string(to_string(call.op)) +
+                  " is not supported on " + std::string(to_string(call.type)) +
+                  " (min/max need real numbers; logical and bitwise operations need integers; "
+                  "bytes can "
+                  "only be moved)"};
     }
   }
   if (call.count == 0) return {};
   const bool receives = call.kind != operation_kind::reduce || call.root == c.rank();
   if (call.kind == operation_kind::broadcast) {
     if (receive == nullptr)
-      return "cachecomm: broadcast: buffer is null but count is " + std::to_string(call.count);
-    if (receive == in_place) return "cachecomm: broadcast: in_place is not a buffer";
+      return {call_problem::kind::invalid,
+              "cachecomm: broadcast: buffer is null but count is " + std::to_string(call.count)};
+    if (receive == in_place)
+      return {call_problem::kind::invalid, "cachecomm: broadcast: in_place is not a buffer"};
     return {};
   }
   if (send == nullptr) {
-    return std::string("cachecomm: ") + what + ": send buffer is null but count is " +
-           std::to_string(call.count) +
-           " (use cachecomm::in_place to reduce the receive buffer in place)";
+    return {call_problem::kind::invalid,
+            std::string("cachecomm: ") + what + ": send buffer is null but count is " +
+                std::to_string(call.count) +
+                " (use cachecomm::in_place to reduce the receive buffer in place)"};
   }
   if (receives && (receive == nullptr || receive == in_place)) {
-    return std::string("cachecomm: ") + what + ": receive buffer is " +
-           (receive == nullptr ? "null" : "in_place") + " but count is " +
-           std::to_string(call.count);
+    return {call_problem::kind::invalid, std::string("cachecomm: ") + what +
+                                             ": receive buffer is " +
+                                             (receive == nullptr ? "null" : "in_place") +
+                                             " but count is " + std::to_string(call.count)};
   }
   if (send == in_place && !receives) {
     if (receive == nullptr) {
-      return "cachecomm: reduce: send is in_place on a non-root rank, so the input would be the "
-             "receive buffer, "
-             "which is null";
+      return {call_problem::kind::invalid,
+              "cachecomm: reduce: send is in_place on a non-root rank, so the input would be the "
+              "receive buffer, "
+              "which is null"};
     }
   }
   return {};
@@ -134,10 +151,10 @@ std::string local_problem(comm& c, const call_signature& call, const void* send,
 /// call across ranks and throws on every rank when any rank is bad or they disagree.
 void check_call(comm& c, detail::coll_engine& engine, const call_signature& call, const void* send,
                 const void* receive) {
-  const std::string problem = local_problem(c, call, send, receive);
+  const call_problem problem = local_problem(c, call, send, receive);
   auto throw_problem = [&] {
-    if (problem.find("not supported") != std::string::npos) throw unsupported_error(problem);
-    throw invalid_argument(problem);
+    if (problem.what == call_problem::kind::unsupported) throw unsupported_error(problem.message);
+    throw invalid_argument(problem.message);
   };
   if (!engine.tuning().check) {
     if (!problem.empty()) throw_problem();

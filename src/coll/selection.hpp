@@ -16,8 +16,8 @@
 
 namespace cachecomm::detail {
 
-/// Every threshold of the automatic choice, in one place (the measurements behind each are in
-/// selection.cpp, next to the rule that uses it).
+/// Every threshold of the automatic choice, in one place (the measurements behind each are below,
+/// next to the rule that uses it).
 namespace thresholds {
 /// Payload of one 4 KiB slot: messages up to this size go through slots (coll_engine checks that
 /// its layout agrees).
@@ -51,23 +51,138 @@ struct selection {
   std::string_view reason;
 };
 
-/// `requested` is the setting's value (CACHECOMM_BCAST...); anything but `automatic` wins.
-[[nodiscard]] selection<broadcast_algorithm> select_broadcast(const selection_input& input,
-                                                              broadcast_algorithm requested);
-/// `rooted`: reduce (CACHECOMM_REDUCE) rather than allreduce (CACHECOMM_ALLREDUCE).
-[[nodiscard]] selection<reduce_algorithm> select_reduce(const selection_input& input,
-                                                        reduce_algorithm requested, bool rooted);
-[[nodiscard]] selection<allgather_algorithm> select_allgather(const selection_input& input,
-                                                              allgather_algorithm requested);
-/// Whether the automatic allgather hands the call to the system MPI's own MPI_Allgather (the one
-/// built-in case where MPI is the candidate; a measured selection generalizes it).
-[[nodiscard]] bool system_allgather_preferred(const selection_input& input,
-                                              allgather_algorithm requested);
+// Inline: the collectives resolve `automatic` on every call, and a small broadcast takes ~50 ns.
+// `requested` is the setting's value (CACHECOMM_BCAST...); anything but `automatic` wins.
+// select_reduce's `rooted`: reduce (CACHECOMM_REDUCE) rather than allreduce (CACHECOMM_ALLREDUCE).
+// select_barrier decides the node phase of the barrier (`bytes` is not read).
+
+namespace selection_rules {
+inline bool on_own_cores_in_pair(const node_shape& node) {
+  return node.node_size == 2 && !node.oversubscribed;
+}
+}  // namespace selection_rules
+
+inline selection<broadcast_algorithm> select_broadcast(const selection_input& input,
+                                                       broadcast_algorithm requested) {
+  if (requested != broadcast_algorithm::automatic) return {requested, "set by CACHECOMM_BCAST"};
+  const node_shape& node = input.node;
+  if (input.bytes <= thresholds::slot_message_bytes) {
+    if (node.node_size > thresholds::flat_max_ranks && !node.oversubscribed) {
+      return {broadcast_algorithm::tree,
+              "small message, more than 8 ranks: a binomial tree of slots keeps each line's "
+              "readers few"};
+    }
+    return {broadcast_algorithm::slots,
+            "small message: the root's slot (data in the flag's line), read by every rank"};
+  }
+  // Cross-memory attach with both sides copying (the root pushes half, the reader pulls half) from
+  // 128 KiB at 2 ranks per node, each on its own core: one copy, read from the root's buffer,
+  // against the region's two (the root's copy in, the reader's copy out of memory). Measured at 2
+  // ranks on a 2-core AMD EPYC VM (3 interleaved runs, medians, hot / cold buffers): 128 KiB
+  // 10.5-11.1 / 11.4-19.0 us against double-buffer's 15.7-20.7 / 16.8-20.0 and Open MPI's
+  // 14.2-16.5 / 19.8-28.9; 64 KiB still favours double-buffer (6.0-6.9 against 5.7-10.7). Not
+  // chosen with more ranks (unmeasured: the root pushes to one reader after another) or when
+  // oversubscribed (a pushing root and a pulling reader would take turns on one core).
+  if (input.bytes >= thresholds::single_copy_broadcast_min_bytes &&
+      selection_rules::on_own_cores_in_pair(node) && node.single_copy_push &&
+      entry_of(broadcast_algorithm::single_copy).applicable(node)) {
+    return {broadcast_algorithm::single_copy,
+            "large message, 2 ranks on their own cores: cross-memory attach, the root pushes half "
+            "while the reader pulls the other half"};
+  }
+  return {broadcast_algorithm::double_buffer,
+          "larger message: pipelined through two shared buffers (the root fills one while the "
+          "others drain the other)"};
+}
+
+inline selection<reduce_algorithm> select_reduce(const selection_input& input,
+                                                 reduce_algorithm requested, bool rooted) {
+  if (requested != reduce_algorithm::automatic) {
+    return {requested, rooted ? "set by CACHECOMM_REDUCE" : "set by CACHECOMM_ALLREDUCE"};
+  }
+  const node_shape& node = input.node;
+  if (input.bytes <= thresholds::slot_message_bytes || node.node_size == 1) {
+    return {reduce_algorithm::slots,
+            "small message: one slot per rank, the reducer reads them in rank order"};
+  }
+  if (rooted && node.oversubscribed &&
+      input.bytes <= thresholds::oversubscribed_slot_reduce_max_bytes) {
+    return {reduce_algorithm::slots,
+            "oversubscribed rooted reduce up to 128 KiB: the other ranks post and leave, one "
+            "scheduler round instead of the reduce-scatter's three"};
+  }
+  // At 2 ranks each on its own core: both ranks stage their input and reduce everything themselves
+  // in one pipelined pass. The same line traffic between the cores as reduce-scatter, without its
+  // second phase. Measured at 2 ranks on 2 cores (allreduce, vs Open MPI in the same run): 64 KiB
+  // 0.40 (reduce-scatter 0.79), 1 MiB 0.62 (0.67-0.72), 4 MiB 0.14 (0.37). With more ranks each
+  // would read P-1 inputs; when oversubscribed its many short steps cost scheduler rounds.
+  if (selection_rules::on_own_cores_in_pair(node)) {
+    return {reduce_algorithm::gather_reduce,
+            "large message, 2 ranks on their own cores: each rank stages its input in pipeline "
+            "chunks and reduces both inputs itself, in one pass"};
+  }
+  return {reduce_algorithm::reduce_scatter,
+          "large message: each rank reduces one slice of every input (pipelined), then the slices "
+          "are gathered"};
+}
+
+inline selection<allgather_algorithm> select_allgather(const selection_input& input,
+                                                       allgather_algorithm requested) {
+  if (requested != allgather_algorithm::automatic) {
+    return {requested, "set by CACHECOMM_ALLGATHER"};
+  }
+  // Single copy saves one of central's P + 1 block copies per rank (its own block into shared
+  // memory) and reads the others' blocks from their owners' caches instead of from memory (central
+  // writes the shared region with streaming stores, see shared_copy.hpp). Measured at 2 ranks on a
+  // 2-core AMD EPYC VM (3 interleaved runs, medians, hot and cold): from 64 KiB blocks single copy
+  // ties Open MPI (64 KiB 7.7-8.7 us against 8.3-9.4; 256 KiB 27.8-38.5 against 27.7-38.5) while
+  // central takes 1.5-2x as long (13.0-13.4; 59.5-65.3); at 32 KiB they tie (5.6-6.2 against
+  // 5.8-7.0). Oversubscribed (4 and 8 ranks) central wins at every size (4 MiB: 0.62 of Open MPI
+  // against 0.80-0.87): the cores are the bottleneck, and the CPU time per byte counts, not the
+  // copies saved. With more ranks on their own cores the copy saved is a smaller part.
+  if (entry_of(allgather_algorithm::single_copy).applicable(input.node) &&
+      selection_rules::on_own_cores_in_pair(input.node) &&
+      input.bytes >= thresholds::single_copy_allgather_min_bytes) {
+    return {allgather_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: each rank pulls the other's block straight "
+            "from its buffer (cross-memory attach), no copy into shared memory"};
+  }
+  return {allgather_algorithm::central,
+          "blocks through shared memory: each rank copies its block in, all blocks out"};
+}
+
 inline constexpr std::string_view system_allgather_reason =
     "blocks from 1 MiB, 2 ranks on their own cores: the system MPI's own allgather (its "
     "cross-memory attach was faster than cachecomm's single copy there)";
-/// The node phase of the barrier (`bytes` is not read).
-[[nodiscard]] selection<barrier_algorithm> select_barrier(const selection_input& input,
-                                                          barrier_algorithm requested);
+
+/// Whether the automatic allgather hands the call to the system MPI's own MPI_Allgather: the one
+/// built-in case where MPI is the candidate (a measured selection generalizes it). Both use
+/// cross-memory attach at 1 MiB blocks, and Open MPI 4.1's was faster on the 2-core AMD EPYC VM
+/// (hot, per call: single copy 174-203 us against 129-137; OSU-style loop, 3 interleaved rounds:
+/// preloaded 1.15x plain), while from 64 KiB to 512 KiB they tie. Only on one node: across nodes
+/// cachecomm's node phase still saves traffic.
+inline bool system_allgather_preferred(const selection_input& input,
+                                       allgather_algorithm requested) {
+  return requested == allgather_algorithm::automatic && input.node_count == 1 &&
+         selection_rules::on_own_cores_in_pair(input.node) &&
+         input.bytes >= thresholds::system_allgather_min_bytes;
+}
+
+inline selection<barrier_algorithm> select_barrier(const selection_input& input,
+                                                   barrier_algorithm requested) {
+  if (requested != barrier_algorithm::automatic) return {requested, "set by CACHECOMM_BARRIER"};
+  const node_shape& node = input.node;
+  if (node.node_size <= 1)
+    return {barrier_algorithm::central_line, "one rank: nothing to wait for"};
+  if (node.oversubscribed) {
+    return {barrier_algorithm::central_line,
+            "oversubscribed: one root waking every rank directly beats chains of sleeping parents"};
+  }
+  if (node.node_size <= thresholds::flat_max_ranks) {
+    return {barrier_algorithm::central_line,
+            "at most 8 ranks: one level, each rank polls only its own line"};
+  }
+  return {barrier_algorithm::tree, "more than 8 ranks: a k-ary tree keeps each line's readers few"};
+}
 
 }  // namespace cachecomm::detail

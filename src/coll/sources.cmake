@@ -8,7 +8,6 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/allgather.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collectives.cpp
   ${CMAKE_CURRENT_LIST_DIR}/algorithm_registry.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/selection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/barrier.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce_large.cpp
   ${CMAKE_CURRENT_LIST_DIR}/allgather_single_copy.cpp
