@@ -22,15 +22,16 @@ registry& windows() {
   return instance;
 }
 
-// Bumped whenever a window is forgotten, before MPI frees its handle (which MPI may then reuse
-// for a new window): every thread's last-window entry from before is stale.
+// Bumped whenever a window is added, and when one is forgotten before MPI frees its handle (which
+// MPI may then reuse for a new window): every thread's last-window entry from before is stale.
 std::atomic<std::uint64_t> g_windows_generation{1};
 
-// The window this thread found last: under MPI_THREAD_MULTIPLE, threads each working on a window
-// of their own find it without writing a shared line (no lock word bouncing between cores).
+// The window this thread looked up last: under MPI_THREAD_MULTIPLE, threads each working on a
+// window of their own find it without writing a shared line (no lock word bouncing between cores).
+// A miss is remembered too (MPI's own windows then cost no lock either).
 struct last_window {
   MPI_Win win = MPI_WIN_NULL;
-  served_window* record = nullptr;
+  served_window* record = nullptr;  ///< null: `win` is not served
   std::uint64_t generation = 0;
 };
 thread_local last_window g_last __attribute__((tls_model("initial-exec")));
@@ -72,14 +73,13 @@ served_window* find_window(MPI_Win win) {
     return g_last.record;
   registry& r = windows();
   const std::shared_lock<std::shared_mutex> lock(r.mutex);
-  for (auto it = r.all.rbegin(); it != r.all.rend(); ++it) {
-    if ((*it)->win == win) {
-      // The generation read before the search: a window forgotten meanwhile bumped it past.
-      g_last = last_window{win, it->get(), generation};
-      return it->get();
-    }
+  served_window* found = nullptr;
+  for (auto it = r.all.rbegin(); it != r.all.rend() && found == nullptr; ++it) {
+    if ((*it)->win == win) found = it->get();
   }
-  return nullptr;
+  // The generation read before the search: a window added or forgotten meanwhile bumped it past.
+  g_last = last_window{win, found, generation};
+  return found;
 }
 
 void add_window(std::unique_ptr<served_window> record) {
@@ -91,6 +91,7 @@ void add_window(std::unique_ptr<served_window> record) {
   registry& r = windows();
   const std::unique_lock<std::shared_mutex> lock(r.mutex);
   r.all.push_back(std::move(record));
+  g_windows_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void destroy_window(served_window& record) {
