@@ -6,7 +6,7 @@
  *                  MPI_COMM_WORLD
  *   one window     4 threads accumulating (and putting to slots of their own) into ONE window
  *                  inside one fence epoch, then inside one PSCW epoch, opened and closed by the
- *                  main thread
+ *                  main thread; derived-datatype accumulates among them (done by MPI)
  * Every value is checked; rank 0 prints the totals, so a preloaded run prints what MPI prints.
  */
 #include <mpi.h>
@@ -17,6 +17,9 @@
 #define THREADS 4
 #define ROUNDS 20
 #define ADDS 200
+/* Derived-type accumulates per thread and target: enough that threads often overlap in MPI's lock.
+ */
+#define MPI_ADDS 1000
 
 static int rank, size;
 static MPI_Comm comms[THREADS];
@@ -119,8 +122,12 @@ static int world_collectives(long long* total) {
 }
 
 /* ---- one window: slot 0 shared by every thread, slot 1 + t belongs to thread t ---- */
+/* Slot 1 + THREADS + t: thread t's put from the left neighbour. Slot 1 + 2 * THREADS + t: sums
+ * of accumulates of a derived datatype, which MPI does under a lock (one lock per target and
+ * process at a time, so the threads take turns). */
 
 static MPI_Win shared_win;
+static MPI_Datatype derived_long_long;
 
 static void* accumulate_into_shared(void* arg) {
   const int which = *(int*)arg;
@@ -135,6 +142,11 @@ static void* accumulate_into_shared(void* arg) {
   const long long mine = (long long)rank * 1000 + which;
   MPI_Put(&mine, 1, MPI_LONG_LONG, (rank + 1) % size, 1 + THREADS + which, 1, MPI_LONG_LONG,
           shared_win);
+  for (int i = 0; i < MPI_ADDS; ++i) {
+    for (int target = 0; target < size; ++target)
+      MPI_Accumulate(&own, 1, derived_long_long, target, 1 + 2 * THREADS + which, 1,
+                     derived_long_long, MPI_SUM, shared_win);
+  }
   return NULL;
 }
 
@@ -145,6 +157,7 @@ static int check_shared(const long long* base, const char* epoch) {
   for (int t = 0; t < THREADS; ++t) {
     if (base[1 + t] != (long long)size * ADDS * (t + 1)) ++wrong;
     if (base[1 + THREADS + t] != (long long)left * 1000 + t) ++wrong;
+    if (base[1 + 2 * THREADS + t] != (long long)size * MPI_ADDS * (t + 1)) ++wrong;
   }
   if (wrong != 0)
     fprintf(stderr, "rank %d: %d wrong slots after the %s epoch\n", rank, wrong, epoch);
@@ -170,7 +183,9 @@ static void main_thread_collectives(void) {
 }
 
 static int one_window(long long* shared_total) {
-  const int slots = 1 + 2 * THREADS;
+  const int slots = 1 + 3 * THREADS;
+  MPI_Type_contiguous(1, MPI_LONG_LONG, &derived_long_long);
+  MPI_Type_commit(&derived_long_long);
   long long* base = NULL;
   MPI_Win_allocate(slots * (MPI_Aint)sizeof(long long), sizeof(long long), MPI_INFO_NULL,
                    MPI_COMM_WORLD, &base, &shared_win);
@@ -198,6 +213,7 @@ static int one_window(long long* shared_total) {
   wrong += check_shared(base, "PSCW");
   *shared_total += base[0];
   MPI_Win_free(&shared_win);
+  MPI_Type_free(&derived_long_long);
   return wrong;
 }
 

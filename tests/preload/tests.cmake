@@ -93,6 +93,7 @@ if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
   preload_case(preload_window_threads RANKS 2 3 4
     ARGS --served MPI_Win_allocate --served MPI_Win_fence --served MPI_Win_post/start/complete/wait
          --served MPI_Put --served MPI_Accumulate --served MPI_Win_free --reason MPI_Put:passive-target
+         --reason MPI_Accumulate:done-by-mpi-under-lock
          --expect-summary "thread level MPI_THREAD_MULTIPLE: collectives and windows served"
          -- $<TARGET_FILE:preload_window_threads>)
 else()
