@@ -117,12 +117,23 @@ static void measure(const char* name, enum op_kind kind, int bytes, int batches,
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  /* --quick: a smoke run that finishes even on a loaded, oversubscribed machine.
+   * --thread-multiple: the same calls from one thread after MPI_Init_thread(MPI_THREAD_MULTIPLE)
+   * (mpi4py's default level; MPI and the preload may take other paths there). */
+  int quick = 0, multiple = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    if (strcmp(argv[i], "--thread-multiple") == 0) multiple = 1;
+  }
+  if (multiple) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-  /* --quick: a smoke run that finishes even on a loaded, oversubscribed machine. */
   int batches = quick ? 8 : 300, calls = quick ? 50 : 200;
   measure("barrier", op_barrier, 0, batches, calls, rank, size);
   measure("allreduce", op_allreduce, 8, batches, calls, rank, size);

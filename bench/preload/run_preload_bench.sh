@@ -3,15 +3,18 @@
 # (plain, preloaded, plain, ...), then the ratio plain / preloaded of the median per-call times
 # (> 1: the preload library is faster).
 #
-# run_preload_bench.sh [--np 2] [--rounds 3] [--quick] [--build DIR] [--mpirun EXE] [--json FILE]
+# run_preload_bench.sh [--np 2] [--rounds 3] [--quick] [--thread-multiple] [--build DIR] [--mpirun EXE]
+#                      [--json FILE]
+# --thread-multiple: both runs initialize MPI at MPI_THREAD_MULTIPLE (one thread makes the calls).
 set -euo pipefail
 
-np=2; rounds=3; quick=""; build="$(cd "$(dirname "$0")/../.." && pwd)/build/release"; mpirun=mpirun; json=""
+np=2; rounds=3; quick=""; level=""; build="$(cd "$(dirname "$0")/../.." && pwd)/build/release"; mpirun=mpirun; json=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --np) np="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --quick) quick="--quick"; rounds=1; shift ;;
+    --thread-multiple) level="--thread-multiple"; shift ;;
     --build) build="$2"; shift 2 ;;
     --mpirun) mpirun="$2"; shift 2 ;;
     --json) json="$2"; shift 2 ;;
@@ -32,8 +35,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 for round in $(seq 1 "$rounds"); do
-  "$mpirun" -n "$np" "${flags[@]}" "$bench" $quick >>"$work/mpi.jsonl"
-  "$mpirun" -n "$np" "${flags[@]}" env LD_PRELOAD="$lib" CACHECOMM_PRELOAD_SUMMARY=1 "$bench" $quick \
+  "$mpirun" -n "$np" "${flags[@]}" "$bench" $quick $level >>"$work/mpi.jsonl"
+  "$mpirun" -n "$np" "${flags[@]}" env LD_PRELOAD="$lib" CACHECOMM_PRELOAD_SUMMARY=1 "$bench" $quick $level \
     >>"$work/cachecomm.jsonl" 2>>"$work/summary.txt"
 done
 

@@ -23,7 +23,9 @@
 //
 // Data written with put/accumulate in an access epoch is visible to the target after its wait()
 // (PSCW) or after the closing fence(). get() returns with the data already copied.
-// A window is not thread-safe: one thread per rank uses it at a time.
+// Threads: synchronization calls (fence, post, start, complete, wait, test) come from one thread
+// of a rank at a time; inside an epoch several threads of a rank may put, get and accumulate at
+// once (node-local targets; across nodes one thread at a time).
 #pragma once
 
 #include <cstddef>

@@ -40,7 +40,6 @@ std::string_view to_string(outcome reason) {
   switch (reason) {
     case outcome::served: return "served";
     case outcome::disabled: return "disabled";
-    case outcome::thread_level: return "thread-level";
     case outcome::not_initialized: return "not-initialized";
     case outcome::intercommunicator: return "intercommunicator";
     case outcome::warming_up: return "warming-up";
@@ -119,9 +118,7 @@ void print_summary(const call_stats& stats, long long states_built, long long st
   std::string text =
       "cachecomm preload summary (" + std::to_string(size) + " ranks, calls summed over ranks)\n";
   text += std::string("  thread level ") + thread_level_name(thread_level) +
-          (thread_level > MPI_THREAD_SERIALIZED
-               ? ": collectives served, windows passed through (thread-level)\n"
-               : ": collectives and windows served\n");
+          ": collectives and windows served\n";
   for (std::size_t kind = 0; kind < kinds; ++kind) {
     const long long* row = &total[kind * outcomes];
     long long passed = 0;

@@ -39,7 +39,6 @@ enum class call_kind {
 enum class outcome {
   served,
   disabled,         ///< CACHECOMM_PRELOAD=0 or CACHECOMM_PRELOAD_<OP>=0
-  thread_level,     ///< windows at MPI_THREAD_MULTIPLE
   not_initialized,  ///< MPI was not initialized through this library
   intercommunicator,
   warming_up,  ///< fewer than CACHECOMM_PRELOAD_WARMUP collective calls on this communicator so far

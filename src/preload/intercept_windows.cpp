@@ -43,6 +43,13 @@ void leave_fence_epoch(served_window& record) {
   record.fence_epoch = false;
 }
 
+// Unlocks pair with locks (MPI checks that); different targets may be unlocked by several threads.
+void count_unlock(served_window& record) {
+  int held = record.passive_locks.load();
+  while (held > 0 && !record.passive_locks.compare_exchange_weak(held, held - 1)) {
+  }
+}
+
 /// MPI_Win_allocate_shared with the program's arguments, its failure kept from the program's error
 /// handler (MPI may have no shared memory for it, e.g. with another osc component selected).
 int allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
@@ -93,15 +100,6 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   preload::stats().count(kind, outcome::needs_mpi_progress);
   return pass();
 #endif
-  // A window's epoch state and cachecomm::window serve one thread at a time; under
-  // MPI_THREAD_MULTIPLE threads may use one window at once. (Checked here too, whatever the
-  // collectives allow.) The registry stays empty then, so its lookups never race with a change.
-  int provided = MPI_THREAD_SINGLE;
-  PMPI_Query_thread(&provided);
-  if (provided == MPI_THREAD_MULTIPLE) {
-    preload::stats().count(kind, outcome::thread_level);
-    return pass();
-  }
   if (size < 0 || disp_unit <= 0 || baseptr == nullptr || win == nullptr) {
     preload::stats().count(kind, outcome::invalid_argument);
     return pass();
@@ -137,10 +135,11 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   }
   try {
     preload::cachecomm_scope scope;
-    record->owner = preload::shared_fast_comm(comm);
-    const std::vector<std::byte*> regions = node_regions(*fast, record->win);
-    record->window = std::make_unique<cachecomm::window>(
-        *fast, static_cast<std::size_t>(size), static_cast<std::size_t>(disp_unit), regions);
+    record->owner = preload::window_fast_comm(comm);
+    const std::vector<std::byte*> regions = node_regions(*record->owner, record->win);
+    record->window =
+        std::make_unique<cachecomm::window>(*record->owner, static_cast<std::size_t>(size),
+                                            static_cast<std::size_t>(disp_unit), regions);
     PMPI_Comm_group(comm, &record->comm_group);
   } catch (...) {
     preload::stats().count(kind, outcome::cachecomm_error);
@@ -261,7 +260,7 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
   const int code = PMPI_Win_unlock(rank, win);
   if (record != nullptr) {
     preload::stats().count(call_kind::win_passive, outcome::passive_target);
-    if (code == MPI_SUCCESS && record->passive_locks > 0) --record->passive_locks;
+    if (code == MPI_SUCCESS) count_unlock(*record);
   }
   return code;
 }
@@ -281,7 +280,7 @@ int MPI_Win_unlock_all(MPI_Win win) {
   const int code = PMPI_Win_unlock_all(win);
   if (record != nullptr) {
     preload::stats().count(call_kind::win_passive, outcome::passive_target);
-    if (code == MPI_SUCCESS && record->passive_locks > 0) --record->passive_locks;
+    if (code == MPI_SUCCESS) count_unlock(*record);
   }
   return code;
 }

@@ -218,9 +218,8 @@ std::optional<outcome> globally_blocked(call_kind kind) {
   const runtime& r = rt();
   if (!r.started) return outcome::not_initialized;
   if (!r.enabled || !r.op_enabled[static_cast<std::size_t>(kind)]) return outcome::disabled;
-  // Collectives are safe at every level (state shared between communicators is per thread, atomic
-  // or behind a lock off the hot path); the window code keeps process-wide maps without locks.
-  if (r.thread_level > MPI_THREAD_SERIALIZED && !is_collective(kind)) return outcome::thread_level;
+  // Every thread level: state shared between communicators and windows is per thread, atomic, or
+  // behind a lock off the hot path (docs/architecture.md, "Thread levels").
   return std::nullopt;
 }
 
@@ -231,6 +230,12 @@ void set_window_cleanup(void (*cleanup)()) {
 std::shared_ptr<cachecomm::comm> shared_fast_comm(MPI_Comm comm) {
   comm_state* state = state_of(comm);
   return state != nullptr ? state->fast : nullptr;
+}
+
+std::shared_ptr<cachecomm::comm> window_fast_comm(MPI_Comm comm) {
+  if (rt().thread_level == MPI_THREAD_MULTIPLE)
+    return std::make_shared<cachecomm::comm>(comm, rt().settings);
+  return shared_fast_comm(comm);
 }
 
 cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, bool skip_warmup) {

@@ -78,7 +78,6 @@ void stop();
 call_stats& stats();
 
 /// Whether `kind` may be served at all (library on, this operation on, thread level, initialized).
-/// Collectives are served at every thread level; windows up to MPI_THREAD_SERIALIZED.
 [[nodiscard]] std::optional<outcome> globally_blocked(call_kind kind);
 
 /// For a collective call on `comm`: counts it, builds the state after the warm-up, and returns it
@@ -90,6 +89,12 @@ call_stats& stats();
                                          bool skip_warmup = false);
 /// The shared owner of the state fast_comm returned for `comm` (null if none).
 [[nodiscard]] std::shared_ptr<cachecomm::comm> shared_fast_comm(MPI_Comm comm);
+
+/// The cachecomm communicator a window made on `comm` synchronizes on: the communicator's state
+/// (shared_fast_comm), or at MPI_THREAD_MULTIPLE one of the window's own, built now (collective
+/// over `comm`), because other threads may run collectives on `comm` or fence other windows made
+/// from it while this window's fence runs its barrier.
+[[nodiscard]] std::shared_ptr<cachecomm::comm> window_fast_comm(MPI_Comm comm);
 
 /// Called by stop() before the communicator states are freed (windows use them).
 void set_window_cleanup(void (*cleanup)());

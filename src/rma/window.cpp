@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "cachecomm/error.hpp"
@@ -235,9 +236,15 @@ std::size_t window_impl::prepare_access(int target, std::size_t displacement, st
                         ", which is not in the start group " + group_text(m_start_group));
     }
     // Trigger-only: the first access to a target synchronizes with it, later ones go through.
-    if (m_target_seen[static_cast<std::size_t>(slot)] == 0) {
-      await_post(target, what);
-      m_target_seen[static_cast<std::size_t>(slot)] = 1;
+    // Threads of one process may access inside one epoch at once: one of them waits for the post
+    // (the others wait for it), and the release store hands the synchronization on to them.
+    std::atomic_ref<std::uint8_t> seen(m_target_seen[static_cast<std::size_t>(slot)]);
+    if (seen.load(std::memory_order_acquire) == 0) {
+      const std::lock_guard<std::mutex> lock(m_first_access_mutex);
+      if (seen.load(std::memory_order_acquire) == 0) {
+        await_post(target, what);
+        seen.store(1, std::memory_order_release);
+      }
     }
   }
   return displacement * unit;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "cachecomm/window.hpp"
@@ -144,6 +145,9 @@ class window_impl {
   std::vector<int> m_start_group;
   std::vector<int> m_access_slot;           ///< comm rank -> position in the start group, or -1
   std::vector<std::uint8_t> m_target_seen;  ///< per start-group position: post already observed
+  /// Serializes the first access to a target in a PSCW epoch (await_post updates the origin-side
+  /// copies) when several threads access in one epoch; later accesses never take it.
+  std::mutex m_first_access_mutex;
   // Origin side, per comm rank: the cached copy of this rank's match vector (the last post serial
   // read from each target) and the serial consumed by the last completed epoch with it.
   std::vector<std::uint32_t> m_match_copy;

@@ -26,7 +26,8 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/include/cachecomm/collectives.hpp)
 endif()
 
 foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
-                        preload_windows preload_datatypes preload_conformance preload_rma)
+                        preload_windows preload_datatypes preload_conformance preload_rma
+                        preload_window_threads)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -80,9 +81,21 @@ if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
          --reason MPI_Accumulate:done-by-mpi-under-lock --reason MPI_Accumulate:passive-target
          --reason MPI_Fetch_and_op:passive-target --reason MPI_Put:passive-target
          -- $<TARGET_FILE:preload_rma>)
-  # Under MPI_THREAD_MULTIPLE windows stay MPI's whatever else is served.
-  preload_case(preload_rma.thread_multiple RANKS 2
-    ARGS --reason MPI_Win_allocate:thread-level -- $<TARGET_FILE:preload_rma> multiple)
+  # Under MPI_THREAD_MULTIPLE the same calls are served (one thread uses the window).
+  preload_case(preload_rma.thread_multiple RANKS 2 4
+    ARGS --served MPI_Win_allocate --served MPI_Win_fence --served MPI_Win_post/start/complete/wait
+         --served MPI_Accumulate --served MPI_Get_accumulate --served MPI_Fetch_and_op
+         --served MPI_Compare_and_swap --served MPI_Get --served MPI_Put
+         --reason MPI_Accumulate:done-by-mpi-under-lock --reason MPI_Accumulate:passive-target
+         --expect-summary "thread level MPI_THREAD_MULTIPLE: collectives and windows served"
+         -- $<TARGET_FILE:preload_rma> multiple)
+  # Threads using windows at once: each its own window, then four accumulating into one epoch.
+  preload_case(preload_window_threads RANKS 2 3 4
+    ARGS --served MPI_Win_allocate --served MPI_Win_fence --served MPI_Win_post/start/complete/wait
+         --served MPI_Put --served MPI_Accumulate --served MPI_Win_free --reason MPI_Put:passive-target
+         --reason MPI_Accumulate:done-by-mpi-under-lock
+         --expect-summary "thread level MPI_THREAD_MULTIPLE: collectives and windows served"
+         -- $<TARGET_FILE:preload_window_threads>)
 else()
   # MPICH: windows stay MPI's, and its passive target needs the target inside MPI, so the barrier
   # that follows the lock epoch must be MPI's too (see docs/architecture.md, preload, known limits).
