@@ -5,8 +5,8 @@
 
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
-#include "coll/shared_copy.hpp"
 #include "coll/reduce_kernels.hpp"
+#include "coll/shared_copy.hpp"
 
 namespace cachecomm::detail {
 

@@ -338,8 +338,7 @@ void window_impl::accumulate(const void* origin, std::size_t count, datatype typ
     m_mpi_dirty = true;
     return;
   }
-  const auto target_node =
-      static_cast<std::size_t>(local_rank_of(target));
+  const auto target_node = static_cast<std::size_t>(local_rank_of(target));
   std::byte* destination =
       atomic_destination(target, offset, accumulate_alignment(type), "accumulate");
   accumulate_elements(destination, static_cast<const std::byte*>(origin), count, type, op,
@@ -361,8 +360,7 @@ bool window_impl::atomic_aligned(int target, std::size_t displacement,
 
 std::byte* window_impl::atomic_destination(int target, std::size_t offset, std::size_t alignment,
                                            const char* what) const {
-  std::byte* destination =
-      m_region[static_cast<std::size_t>(local_rank_of(target))] + offset;
+  std::byte* destination = m_region[static_cast<std::size_t>(local_rank_of(target))] + offset;
   if (reinterpret_cast<std::uintptr_t>(destination) % alignment != 0) {
     throw invalid_argument("cachecomm: window " + std::string(what) + " to rank " +
                            std::to_string(target) + " at byte offset " + std::to_string(offset) +
@@ -397,8 +395,7 @@ void window_impl::fetch_and_accumulate(const void* origin, void* result, std::si
     CACHECOMM_MPI(MPI_Win_flush(target, m_mpi_window.get()));
     return;
   }
-  const auto target_node =
-      static_cast<std::size_t>(local_rank_of(target));
+  const auto target_node = static_cast<std::size_t>(local_rank_of(target));
   fetch_and_accumulate_elements(
       atomic_destination(target, offset, accumulate_alignment(type), "fetch-and-accumulate"),
       static_cast<const std::byte*>(origin), static_cast<std::byte*>(result), count, type, op,

@@ -149,10 +149,10 @@ TEST(selection, allgather_table) {
 
 TEST(selection, system_allgather_only_for_large_blocks_of_a_pair_on_one_node) {
   const auto automatic = allgather_algorithm::automatic;
-  EXPECT_FALSE(system_allgather_preferred(input_of(thresholds::system_allgather_min_bytes - 1, pair),
-                                          automatic));
-  EXPECT_TRUE(
-      system_allgather_preferred(input_of(thresholds::system_allgather_min_bytes, pair), automatic));
+  EXPECT_FALSE(system_allgather_preferred(
+      input_of(thresholds::system_allgather_min_bytes - 1, pair), automatic));
+  EXPECT_TRUE(system_allgather_preferred(input_of(thresholds::system_allgather_min_bytes, pair),
+                                         automatic));
   EXPECT_FALSE(system_allgather_preferred(input_of(4 * MiB, pair_oversubscribed), automatic));
   EXPECT_FALSE(system_allgather_preferred(input_of(4 * MiB, three), automatic));
   EXPECT_FALSE(system_allgather_preferred(input_of(4 * MiB, pair), allgather_algorithm::central));
