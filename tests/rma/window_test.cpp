@@ -255,7 +255,9 @@ void fetch_and_add_hands_out_every_value(cachecomm::comm& comm, cachecomm::datat
                 MPI_COMM_WORLD);
   std::sort(all.begin(), all.end());
   for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<double>(i));
-  if (comm.rank() == 0) EXPECT_EQ(win.local_as<T>()[0], T(repeats * p));
+  if (comm.rank() == 0) {
+    EXPECT_EQ(win.local_as<T>()[0], T(repeats * p));
+  }
 }
 
 TEST(window, fetch_and_accumulate_hands_out_every_value_once) {
@@ -281,8 +283,12 @@ TEST(window, fetch_and_replace_returns_the_previous_value) {
     win.fetch_and_accumulate(&mine, &previous, 1, cachecomm::datatype::int32, reduce_op::replace, 0,
                              0);
   win.fence(fence_flag::last);
-  if (comm.rank() == comm.size() - 1) EXPECT_EQ(previous, 7);
-  if (comm.rank() == 0) EXPECT_EQ(win.local_as<std::int32_t>()[0], 100 + comm.size() - 1);
+  if (comm.rank() == comm.size() - 1) {
+    EXPECT_EQ(previous, 7);
+  }
+  if (comm.rank() == 0) {
+    EXPECT_EQ(win.local_as<std::int32_t>()[0], 100 + comm.size() - 1);
+  }
 }
 
 // Every rank tries to swap 0 for its rank + 1: exactly one succeeds, and the others see its value.
@@ -301,7 +307,9 @@ void compare_and_swap_has_one_winner(cachecomm::comm& comm) {
   EXPECT_EQ(winners, 1);
   long long final_value = comm.rank() == 0 ? static_cast<long long>(win.local_as<T>()[0]) : 0;
   MPI_Bcast(&final_value, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-  if (result != 0) EXPECT_EQ(static_cast<long long>(result), final_value);
+  if (result != 0) {
+    EXPECT_EQ(static_cast<long long>(result), final_value);
+  }
   EXPECT_GE(final_value, 1);
   EXPECT_LE(final_value, comm.size());
 }
