@@ -5,9 +5,9 @@
 // size, displacement unit, model, group, name, info and error handlers itself, and does every call
 // cachecomm does not accelerate on the same bytes. Two answers differ from a shared window and are
 // given here as Open MPI's MPI_Win_allocate window gives them: the create flavor (ALLOCATE) and
-// MPI_Win_shared_query (MPI_ERR_RMA_FLAVOR). cachecomm serves fence and PSCW; passive target
-// (lock, lock_all, flush, sync) is MPI's and only tracked, so that the accesses inside it go to
-// MPI.
+// MPI_Win_shared_query (MPI_ERR_RMA_FLAVOR, or MPI_ERR_WIN from Open MPI 5). cachecomm serves fence
+// and PSCW; passive target (lock, lock_all, flush, sync) is MPI's and only tracked, so that the
+// accesses inside it go to MPI.
 #include <mpi.h>
 
 #include <memory>
@@ -299,9 +299,15 @@ int MPI_Win_get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
   if (preload::find_window(win) == nullptr)
     return PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr);
-  // Open MPI answers so for a window of flavor MPI_WIN_FLAVOR_ALLOCATE.
-  PMPI_Win_call_errhandler(win, MPI_ERR_RMA_FLAVOR);
-  return MPI_ERR_RMA_FLAVOR;
+    // What Open MPI answers for a window of flavor MPI_WIN_FLAVOR_ALLOCATE: MPI_ERR_RMA_FLAVOR up
+    // to 4.1, MPI_ERR_WIN from 5.0 (this library only serves under the MPI it was built for).
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5
+  constexpr int not_shared = MPI_ERR_WIN;
+#else
+  constexpr int not_shared = MPI_ERR_RMA_FLAVOR;
+#endif
+  PMPI_Win_call_errhandler(win, not_shared);
+  return not_shared;
 }
 
 }  // extern "C"

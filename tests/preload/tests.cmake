@@ -90,12 +90,16 @@ if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
          --expect-summary "thread level MPI_THREAD_MULTIPLE: collectives and windows served"
          -- $<TARGET_FILE:preload_rma> multiple)
   # Threads using windows at once: each its own window, then four accumulating into one epoch.
+  # Not under Open MPI 5.0.11: its own window code aborts in the plain run of this program
+  # (free(): invalid pointer at 2 ranks), so there is nothing to compare the preloaded run with.
+  if(NOT CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI\\) 5\\.")
   preload_case(preload_window_threads RANKS 2 3 4
     ARGS --served MPI_Win_allocate --served MPI_Win_fence --served MPI_Win_post/start/complete/wait
          --served MPI_Put --served MPI_Accumulate --served MPI_Win_free --reason MPI_Put:passive-target
          --reason MPI_Accumulate:done-by-mpi-under-lock
          --expect-summary "thread level MPI_THREAD_MULTIPLE: collectives and windows served"
          -- $<TARGET_FILE:preload_window_threads>)
+  endif()
 else()
   # MPICH: windows stay MPI's, and its passive target needs the target inside MPI, so the barrier
   # that follows the lock epoch must be MPI's too (see docs/architecture.md, preload, known limits).
