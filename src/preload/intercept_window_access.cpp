@@ -71,6 +71,27 @@ bool aligned(const served_window& record, int target, MPI_Aint target_disp,
                                        cachecomm::window::atomic_alignment(type));
 }
 
+/// MPI_Put and MPI_Get: cachecomm copies the bytes inside its epochs when both datatypes are plain
+/// (`access(window, bytes, displacement)`); otherwise MPI does the call (`pass`), under a shared
+/// lock inside cachecomm's epochs.
+template <typename Pass, typename Access>
+int plain_access(call_kind kind, const char* name, MPI_Win win, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                 int target_count, MPI_Datatype target_datatype, Pass pass, Access access) {
+  served_window* record = preload::window_in_epoch(kind, win);
+  if (record == nullptr) return pass();
+  if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  std::size_t bytes = 0;
+  outcome why = outcome::served;
+  if (target_disp < 0 ||
+      !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
+    return preload::through_mpi(kind, *record, target_rank, pass);
+  }
+  return preload::serve_window(kind, *record, name, [&] {
+    access(*record->window, bytes, static_cast<std::size_t>(target_disp));
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -78,42 +99,30 @@ extern "C" {
 int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
             MPI_Win win) {
-  auto pass = [&] {
-    return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
-  };
-  served_window* record = preload::window_in_epoch(call_kind::win_put, win);
-  if (record == nullptr) return pass();
-  if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  std::size_t bytes = 0;
-  outcome why = outcome::served;
-  if (target_disp < 0 ||
-      !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
-    return preload::through_mpi(call_kind::win_put, *record, target_rank, pass);
-  }
-  return preload::serve_window(call_kind::win_put, *record, "MPI_Put", [&] {
-    record->window->put(origin_addr, bytes, target_rank, static_cast<std::size_t>(target_disp));
-  });
+  return plain_access(
+      call_kind::win_put, "MPI_Put", win, origin_count, origin_datatype, target_rank, target_disp,
+      target_count, target_datatype,
+      [&] {
+        return PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                        target_count, target_datatype, win);
+      },
+      [&](cachecomm::window& window, std::size_t bytes, std::size_t displacement) {
+        window.put(origin_addr, bytes, target_rank, displacement);
+      });
 }
 
 int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-  auto pass = [&] {
-    return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                    target_count, target_datatype, win);
-  };
-  served_window* record = preload::window_in_epoch(call_kind::win_get, win);
-  if (record == nullptr) return pass();
-  if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  std::size_t bytes = 0;
-  outcome why = outcome::served;
-  if (target_disp < 0 ||
-      !plain_bytes(origin_count, origin_datatype, target_count, target_datatype, bytes, why)) {
-    return preload::through_mpi(call_kind::win_get, *record, target_rank, pass);
-  }
-  return preload::serve_window(call_kind::win_get, *record, "MPI_Get", [&] {
-    record->window->get(origin_addr, bytes, target_rank, static_cast<std::size_t>(target_disp));
-  });
+  return plain_access(
+      call_kind::win_get, "MPI_Get", win, origin_count, origin_datatype, target_rank, target_disp,
+      target_count, target_datatype,
+      [&] {
+        return PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                        target_count, target_datatype, win);
+      },
+      [&](cachecomm::window& window, std::size_t bytes, std::size_t displacement) {
+        window.get(origin_addr, bytes, target_rank, displacement);
+      });
 }
 
 int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
