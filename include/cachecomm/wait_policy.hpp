@@ -27,4 +27,11 @@ struct wait_policy {
   double liveness_interval_seconds = 0;   ///< how often a sleeping waiter checks peers are alive
 };
 
+/// While enabled, every cachecomm wait in this process also turns MPI's progress engine now and
+/// then (and sleeps only briefly). A program needs this when it has MPI traffic that completes only
+/// while the target rank is inside MPI (passive-target RMA under MPICH, Open MPI's point-to-point
+/// windows) and that rank may be waiting in cachecomm meanwhile. Counted: each enable needs one
+/// disable. The preload library turns it on while the program holds MPI windows of its own.
+void drive_mpi_progress_while_waiting(bool enabled);
+
 }  // namespace cachecomm

@@ -15,6 +15,7 @@
 
 #include "cachecomm/error.hpp"
 #include "cachecomm/window.hpp"
+#include "preload/program_windows.hpp"
 #include "preload/runtime.hpp"
 #include "preload/served_windows.hpp"
 #include "rma/window_impl.hpp"
@@ -87,8 +88,13 @@ extern "C" {
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                      MPI_Win* win) {
-  auto pass = [&] { return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win); };
-  if (preload::inside_cachecomm()) return pass();
+  if (preload::inside_cachecomm()) {
+    return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
+  }
+  auto pass = [&] {
+    return preload::track_program_window(
+        PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win), win);
+  };
   const call_kind kind = call_kind::win_allocate;
   if (auto blocked = preload::globally_blocked(kind)) {
     preload::stats().count(kind, *blocked);
@@ -155,14 +161,34 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 int MPI_Win_free(MPI_Win* win) {
   served_window* record = win != nullptr ? preload::find_window(*win) : nullptr;
   if (record == nullptr) {
-    if (!preload::inside_cachecomm())
+    if (!preload::inside_cachecomm()) {
       preload::stats().count(call_kind::win_free, outcome::mpi_window);
+      if (win != nullptr) preload::forget_program_window(*win);
+    }
     return PMPI_Win_free(win);
   }
   preload::free_window(*record);
   *win = MPI_WIN_NULL;
   preload::stats().count_served(call_kind::win_free);
   return MPI_SUCCESS;
+}
+
+// Windows cachecomm never serves; intercepted only to know that the program holds MPI windows.
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win* win) {
+  const int code = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+  return preload::inside_cachecomm() ? code : preload::track_program_window(code, win);
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  const int code = PMPI_Win_create_dynamic(info, comm, win);
+  return preload::inside_cachecomm() ? code : preload::track_program_window(code, win);
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void* baseptr, MPI_Win* win) {
+  const int code = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
+  return preload::inside_cachecomm() ? code : preload::track_program_window(code, win);
 }
 
 int MPI_Win_fence(int assert_flags, MPI_Win win) {

@@ -40,8 +40,10 @@ double monotonic_seconds() {
 
 namespace {
 
-// The sleep is bounded so that a sleeper re-checks liveness and its deadline regularly.
+// The sleep is bounded so that a sleeper re-checks liveness and its deadline regularly; while MPI
+// progress is requested it is short, since an origin inside MPI may be waiting for this rank.
 constexpr long futex_timeout_ns = 20'000'000;
+constexpr long progress_futex_timeout_ns = 200'000;
 
 }  // namespace
 
@@ -102,6 +104,7 @@ void waiter::slow_wait(const std::uint32_t* futex_word, ready_function ready, vo
   for (unsigned round = 0; round < m_policy.yield_iterations; ++round) {
     ::sched_yield();
     if (ready(context)) return;
+    if (mpi_progress_requested()) poke_mpi_progress();
     if ((round & 63U) == 63U) check_time(monotonic_seconds());
   }
   check_peers(what);
@@ -112,9 +115,11 @@ void waiter::slow_wait(const std::uint32_t* futex_word, ready_function ready, vo
       m_area->sleepers.value.fetch_sub(1, std::memory_order_seq_cst);
       return;
     }
-    futex_wait(futex_word, seen, futex_timeout_ns);
+    const bool drive_progress = mpi_progress_requested();
+    futex_wait(futex_word, seen, drive_progress ? progress_futex_timeout_ns : futex_timeout_ns);
     m_area->sleepers.value.fetch_sub(1, std::memory_order_seq_cst);
     if (ready(context)) return;
+    if (drive_progress) poke_mpi_progress();
     check_time(monotonic_seconds());
   }
 }

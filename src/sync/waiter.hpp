@@ -11,6 +11,7 @@
 
 #include "cachecomm/wait_policy.hpp"
 #include "shm/cache_line.hpp"
+#include "sync/mpi_progress.hpp"
 #include "sync/peer_monitor.hpp"
 
 namespace cachecomm::detail {
@@ -53,6 +54,9 @@ class waiter {
     for (unsigned poll = 0; poll < m_policy.spin_iterations; ++poll) {
       cpu_relax();
       if (ready()) return;
+      if ((poll & progress_poll_mask) == progress_poll_mask && mpi_progress_requested()) {
+        poke_mpi_progress();
+      }
     }
     auto trampoline = [](void* context) {
       return (*static_cast<std::remove_reference_t<Ready>*>(context))();
@@ -113,6 +117,9 @@ class waiter {
   void check_peers(const char* what) const;
 
  private:
+  /// Spinning waits poke MPI's progress engine (when asked to) once per this many + 1 polls.
+  static constexpr unsigned progress_poll_mask = 255;
+
   using ready_function = bool (*)(void*);
   void slow_wait(const std::uint32_t* futex_word, ready_function ready, void* context,
                  int waited_node_rank, const char* what);

@@ -101,16 +101,15 @@ if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
          -- $<TARGET_FILE:preload_window_threads>)
   endif()
 else()
-  # MPICH: windows stay MPI's, and its passive target needs the target inside MPI, so the barrier
-  # that follows the lock epoch must be MPI's too (see docs/architecture.md, preload, known limits).
+  # MPICH: windows stay MPI's, and its passive target needs the target inside MPI. The barriers and
+  # allreduces between the epochs are served all the same: cachecomm's waits then drive MPI's
+  # progress (without that, the origin's unlock and the target's served barrier deadlock).
   preload_case(preload_windows RANKS 1 2 3 4 8
-    ARGS --env CACHECOMM_PRELOAD_BARRIER=0 --reason MPI_Win_allocate:needs-mpi-progress
-         --reason MPI_Barrier:disabled -- $<TARGET_FILE:preload_windows>)
-  # The collectives between passive-target epochs must be MPI's too, for the same reason.
+    ARGS --env CACHECOMM_PRELOAD_WARMUP=0 --reason MPI_Win_allocate:needs-mpi-progress
+         --served MPI_Barrier -- $<TARGET_FILE:preload_windows>)
   preload_case(preload_rma RANKS 1 2 3 4
-    ARGS --env CACHECOMM_PRELOAD_BARRIER=0 --env CACHECOMM_PRELOAD_ALLREDUCE=0
-         --reason MPI_Win_allocate:needs-mpi-progress --reason MPI_Fetch_and_op:mpi-window
-         -- $<TARGET_FILE:preload_rma>)
+    ARGS --reason MPI_Win_allocate:needs-mpi-progress --reason MPI_Fetch_and_op:mpi-window
+         --served MPI_Barrier -- $<TARGET_FILE:preload_rma>)
 endif()
 # Threads: collectives are served at every thread level (4 threads, each on its own communicator).
 foreach(level IN ITEMS multiple serialized funneled)
