@@ -58,9 +58,9 @@ PREFIX ?= /usr/local
 install: build
 	cmake --install build/release --prefix $(PREFIX)
 
-# Debug build under AddressSanitizer and UndefinedBehaviorSanitizer.
+# Debug build under AddressSanitizer and UndefinedBehaviorSanitizer, at 1 to 4 ranks.
 test-sanitize: setup
-	cmake --preset debug-sanitize
+	cmake --preset debug-sanitize -DCACHECOMM_TEST_MAX_RANKS=4
 	cmake --build --preset debug-sanitize -j $(JOBS)
 	cd build/debug-sanitize && ASAN_OPTIONS=detect_leaks=0 ctest -j $(JOBS) --output-on-failure --timeout 900
 
