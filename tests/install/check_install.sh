@@ -52,6 +52,24 @@ cmake -S "$source/examples/find_package" -B "$work/find_package" -DCMAKE_PREFIX_
 "$mpirun" -n 2 "${flags[@]}" "$work/find_package/allreduce_example" | tee "$work/fp.out"
 grep -q "allreduce over 2 ranks = 3 (ok)" "$work/fp.out" || fail "the find_package example gave a wrong result"
 
+echo "== find_package version rules (0.x: only the same minor version matches)"
+major=${version%%.*}; minor_only=${minor#*.}
+mkdir -p "$work/versions"
+printf 'cmake_minimum_required(VERSION 3.22)\nproject(v LANGUAGES C CXX)\nfind_package(cachecomm ${REQUEST} CONFIG QUIET)\nif(cachecomm_FOUND)\nmessage(STATUS "found=TRUE")\nelse()\nmessage(STATUS "found=FALSE")\nendif()\n' \
+  >"$work/versions/CMakeLists.txt"
+found_for() {  # prints TRUE or FALSE: does find_package(cachecomm $1) accept the installed version?
+  rm -rf "$work/versions/build"
+  cmake -S "$work/versions" -B "$work/versions/build" -DREQUEST="$1" -DCMAKE_PREFIX_PATH="$prefix" 2>&1 |
+    sed -nE 's/.*found=(TRUE|FALSE)$/\1/p'
+}
+[[ "$(found_for "$minor")" == TRUE ]] || fail "find_package(cachecomm $minor) does not accept version $version"
+for other in "$major.$((minor_only + 1))" "$((major + 1)).$minor_only"; do
+  [[ "$(found_for "$other")" == FALSE ]] || fail "find_package(cachecomm $other) accepted version $version"
+done
+if [[ "$minor_only" -gt 0 ]]; then
+  [[ "$(found_for "$major.$((minor_only - 1))")" == FALSE ]] || fail "find_package(cachecomm $major.$((minor_only - 1))) accepted version $version"
+fi
+
 echo "== pkg-config example"
 cp -r "$source/examples/pkg-config" "$work/pc"
 PKG_CONFIG_PATH="$libdir/pkgconfig" make -C "$work/pc" >"$work/pc.log" 2>&1 || { cat "$work/pc.log"; fail "the pkg-config example does not build"; }
