@@ -45,8 +45,8 @@ void coll_engine::allgather_single_copy(const void* input, void* output, std::si
   // The others read this rank's buffer: the caller may reuse it only once they all have.
   for (std::size_t rank = 0; rank < size; ++rank) {
     if (rank != me) {
-      m_wait->wait_reach(m_done[rank].value, step, static_cast<int>(rank),
-                         "allgather (a single-copy reader)");
+      wait_for(m_done[rank].value, step, static_cast<int>(rank),
+               "allgather (a single-copy reader)");
     }
   }
   if (error_number != 0) {

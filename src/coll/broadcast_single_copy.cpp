@@ -51,8 +51,8 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
     // The readers copy from the caller's buffer: it must outlive every read.
     for (int rank = 0; rank < m_size; ++rank) {
       if (rank != m_rank) {
-        m_wait->wait_reach(m_done[static_cast<std::size_t>(rank)].value, step, rank,
-                           "broadcast (single-copy reader)");
+        wait_for(m_done[static_cast<std::size_t>(rank)].value, step, rank,
+                 "broadcast (single-copy reader)");
       }
     }
     return;
@@ -65,8 +65,8 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
   const pid_t root_pid = m_pids[static_cast<std::size_t>(root)];
   int error_number = cross_memory_copy(root_pid, data, address, pulled, false);
   if (pushed > 0) {
-    m_wait->wait_reach(m_done[static_cast<std::size_t>(root)].value, step, root,
-                       "broadcast (root's single-copy push)");
+    wait_for(m_done[static_cast<std::size_t>(root)].value, step, root,
+             "broadcast (root's single-copy push)");
     const std::uint64_t failed = std::atomic_ref<std::uint64_t>((&address_word(root_line))[1])
                                      .load(std::memory_order_relaxed);
     if (error_number == 0 && failed == step) {

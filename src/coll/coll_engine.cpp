@@ -133,6 +133,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t done = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t address = layout.reserve(slot_array<padded_flag>::bytes_for(size));
+  const std::size_t call_lines = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const long long ring = settings.get_int("CACHECOMM_COLL_SLOTS");
   // A power of two, so that slot numbers stay in order when the 32-bit step counter wraps.
   if (ring != 0 && (ring < 2 || ring > 1024 || (ring & (ring - 1)) != 0)) {
@@ -150,6 +151,13 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_posted = slot_array<padded_flag>(m_segment.bytes_at(posted, size * cache_line_size), size);
   m_done = slot_array<padded_flag>(m_segment.bytes_at(done, size * cache_line_size), size);
   m_address = slot_array<padded_flag>(m_segment.bytes_at(address, size * cache_line_size), size);
+  m_call_lines =
+      slot_array<padded_flag>(m_segment.bytes_at(call_lines, size * cache_line_size), size);
+  m_check.inspect = [](void* engine, int waited_node_rank, wait_check::ready_function ready,
+                       void* ready_context) {
+    static_cast<coll_engine*>(engine)->inspect_peers(waited_node_rank, ready, ready_context);
+  };
+  m_check.context = this;
   m_slots = m_segment.bytes_at(slots, m_slot_ring * size * slot_stride);
   m_small_slots = m_segment.bytes_at(small_slots, m_small_slot_ring * size * small_slot_stride);
   m_region = m_segment.bytes_at(data, 2 * m_tuning.region_bytes);
@@ -199,13 +207,6 @@ void coll_engine::probe_single_copy(MPI_Comm node) {
   m_cma = works == 1;
 }
 
-void coll_engine::begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op) {
-  m_call.first_step = m_step + 1;
-  m_call.info =
-      static_cast<std::uint32_t>(kind) << 16U | static_cast<std::uint32_t>(type) << 8U | op;
-  m_call.bytes = bytes;
-}
-
 void coll_engine::describe_slot(std::uint32_t step, std::size_t bytes) const {
   auto* header = reinterpret_cast<slot_header*>(slot(m_rank, step, bytes));
   header->call_info = m_call.info;
@@ -236,6 +237,17 @@ void coll_engine::call_mismatch(int rank, std::uint32_t step, std::uint32_t info
                        differs);
 }
 
+void coll_engine::call_abandoned(int rank, std::uint32_t number) {
+  finish_step(m_step);
+  throw mismatch_error(
+      std::string("cachecomm: ") + kind_name(m_call.info) + ": node rank " + std::to_string(rank) +
+          " left this call (its call " + std::to_string(m_call.number) + ", now in call " +
+          std::to_string(number) + ") without what node rank " + std::to_string(m_rank) +
+          " waits for: the ranks passed different " + "arguments (this rank " +
+          describe_call(m_call.info, m_call.bytes) + "), which took them different ways",
+      mismatch_error::field::size);
+}
+
 std::uint32_t coll_engine::begin_step() {
   return ++m_step;
 }
@@ -254,8 +266,8 @@ void coll_engine::ensure_free(std::uint32_t step, std::uint32_t depth) {
     auto& word = m_done[static_cast<std::size_t>(rank)].value;
     std::uint32_t value = word.load(std::memory_order_acquire);
     if (!sequence_reached(value, needed) || (depth >= 8 && !sequence_reached(value, target))) {
-      m_wait->wait_reach(word, target, rank,
-                         "collective (a rank still reading the buffer about to be reused)");
+      wait_for(word, target, rank,
+               "collective (a rank still reading the buffer about to be reused)");
       value = word.load(std::memory_order_acquire);
     }
     if (!sequence_reached(value, lowest)) lowest = value;
@@ -294,7 +306,7 @@ void coll_engine::wake_slot(std::uint32_t step, std::size_t bytes) {
 }
 
 void coll_engine::wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what) {
-  m_wait->wait_reach(slot_sequence(rank, step, bytes), step, rank, what);
+  wait_for(slot_sequence(rank, step, bytes), step, rank, what);
   const auto* header = reinterpret_cast<const slot_header*>(slot(rank, step, bytes));
   check_call(rank, step, header->call_info, header->call_bytes);
 }
@@ -315,7 +327,7 @@ void coll_engine::post_region(std::uint32_t step) {
 
 void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
   auto& line = m_posted[static_cast<std::size_t>(rank)];
-  m_wait->wait_reach(line.value, step, rank, what);
+  wait_for(line.value, step, rank, what);
   // Compared only while the line still describes this call (its writer may have moved on).
   std::atomic_ref<std::uint32_t> first_step(posted_first_step(line));
   const std::uint32_t before = first_step.load(std::memory_order_acquire);

@@ -48,6 +48,9 @@ class coll_engine {
  public:
   /// Collective over the node communicator of `impl`.
   explicit coll_engine(comm_impl& impl);
+  // Its waits hold a pointer to it (m_check).
+  coll_engine(const coll_engine&) = delete;
+  coll_engine& operator=(const coll_engine&) = delete;
   /// The engine of `impl`, built on first use.
   static coll_engine& of(comm_impl& impl);
 
@@ -81,6 +84,10 @@ class coll_engine {
   /// `input` may equal output + node_rank * block_bytes.
   void allgather(const void* input, void* output, std::size_t block_bytes,
                  allgather_algorithm algorithm);
+  /// Before an allgather of `block_bytes` that the system MPI carries out: waits until every node
+  /// rank has announced its call and throws mismatch_error when one announced another (a rank that
+  /// took cachecomm's path would never enter MPI's call, and MPI's would never return).
+  void agree_on_mpi_allgather(std::size_t block_bytes);
 
   // The algorithms, called by their registry entries (algorithm_registry.cpp).
   void broadcast_slots(void* buffer, std::size_t bytes, int root);
@@ -110,11 +117,25 @@ class coll_engine {
   /// What every rank of one call must agree on.
   enum class call_kind : std::uint32_t { broadcast = 1, reduce = 2, allgather = 3 };
   struct call_description {
+    std::uint32_t number = 0;      ///< calls of this engine so far, this one included (never 0)
     std::uint32_t first_step = 0;  ///< the call's first step (tells calls apart on posted lines)
     std::uint32_t info = 0;        ///< kind << 16 | element type << 8 | operation
     std::uint64_t bytes = 0;
   };
+  /// Counts the call and announces its description on this rank's call line (call_check.cpp), the
+  /// one place every path of every collective shares.
   void begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op);
+  /// What a rank's call line says; false while its owner rewrites it.
+  bool read_call_line(int rank, call_description& seen) const;
+  /// The wait_check of every wait of the engine: throws mismatch_error when a peer's call line
+  /// describes this call differently, or when the awaited peer has moved on to a later call while
+  /// the wait is still not over (it left this call without what this rank waits for).
+  void inspect_peers(int waited_node_rank, wait_check::ready_function ready, void* ready_context);
+  [[noreturn]] void call_abandoned(int rank, std::uint32_t number);
+  void wait_for(const std::atomic<std::uint32_t>& word, std::uint32_t target, int rank,
+                const char* what) {
+    m_wait->wait_reach(word, target, rank, what, &m_check);
+  }
   /// Compares what `rank` wrote for its call with this rank's call; throws mismatch_error (after
   /// finishing `step`, so the others can go on) when they differ.
   void check_call(int rank, std::uint32_t step, std::uint32_t info, std::uint64_t bytes);
@@ -172,6 +193,8 @@ class coll_engine {
   shm_segment m_segment;
   slot_array<padded_flag> m_posted;
   slot_array<padded_flag> m_done;
+  slot_array<padded_flag> m_call_lines;  // each rank's current call: number, info, bytes (seqlock)
+  wait_check m_check;
   slot_array<padded_flag>
       m_address;  // single copy: each rank's buffer address (word 0), root's failed push (word 1)
   std::byte* m_slots = nullptr;  // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
@@ -183,9 +206,8 @@ class coll_engine {
   std::uint32_t m_small_slot_ring = 64;
   std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes
   std::uint32_t m_step = 0;
-  std::uint32_t m_all_done = 0;
-  call_description
-      m_call;  // the call this rank is in  // every other rank has finished at least this step
+  std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
+  call_description m_call;       // the call this rank is in
 };
 
 }  // namespace cachecomm::detail

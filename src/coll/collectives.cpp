@@ -405,6 +405,7 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
   if (algorithm == allgather_algorithm::automatic && mpi_allgather_wins(c, engine, block)) {
     // Under the preload this reaches PMPI_Allgather: the call runs inside cachecomm.
     const int count = mpi_count(count_per_rank, "allgather");
+    engine.agree_on_mpi_allgather(block);
     CACHECOMM_MPI(MPI_Allgather(send == in_place ? MPI_IN_PLACE : send, count,
                                 mpi_datatype_of(type), receive, count, mpi_datatype_of(type),
                                 c.mpi_comm()));

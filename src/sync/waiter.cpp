@@ -81,7 +81,7 @@ void waiter::check_peers(const char* what) const {
 }
 
 void waiter::slow_wait(const std::uint32_t* futex_word, ready_function ready, void* context,
-                       int waited_node_rank, const char* what) {
+                       int waited_node_rank, const char* what, const wait_check* check) {
   const double start = monotonic_seconds();
   double next_liveness_check = start + m_policy.liveness_interval_seconds;
   auto check_time = [&](double now) {
@@ -101,11 +101,19 @@ void waiter::slow_wait(const std::uint32_t* futex_word, ready_function ready, vo
     }
   };
 
+  // Not at once: oversubscribed ranks come here on most waits, and reading the peers' lines would
+  // take them from their owners, which write them on every call.
+  auto run_check = [&] {
+    if (check != nullptr) check->inspect(check->context, waited_node_rank, ready, context);
+  };
   for (unsigned round = 0; round < m_policy.yield_iterations; ++round) {
     ::sched_yield();
     if (ready(context)) return;
     if (mpi_progress_requested()) poke_mpi_progress();
-    if ((round & 63U) == 63U) check_time(monotonic_seconds());
+    if ((round & 63U) == 63U) {
+      check_time(monotonic_seconds());
+      run_check();
+    }
   }
   check_peers(what);
   while (true) {
@@ -121,6 +129,7 @@ void waiter::slow_wait(const std::uint32_t* futex_word, ready_function ready, vo
     if (ready(context)) return;
     if (drive_progress) poke_mpi_progress();
     check_time(monotonic_seconds());
+    run_check();
   }
 }
 

@@ -38,6 +38,17 @@ inline void cpu_relax() {
 /// Seconds on the monotonic clock (deadlines of waits).
 [[nodiscard]] double monotonic_seconds();
 
+/// What a wait also runs, now and then, once it has stopped spinning (never on the fast path):
+/// the collectives look there for peers that are in a different call than this rank (an
+/// erroneous program whose ranks took different paths would otherwise wait for the timeout).
+/// `inspect` throws when the wait can never end; `ready` tells it whether the wait is over.
+struct wait_check {
+  using ready_function = bool (*)(void*);
+  void (*inspect)(void* context, int waited_node_rank, ready_function ready,
+                  void* ready_context) = nullptr;
+  void* context = nullptr;
+};
+
 class waiter {
  public:
   waiter() = default;
@@ -46,10 +57,11 @@ class waiter {
          std::vector<int> node_to_comm_rank);
 
   /// Waits until `ready()` is true. `futex_word` is the 32-bit word whose change makes it true;
-  /// `waited_node_rank` (or -1) and `what` name the wait in error messages.
+  /// `waited_node_rank` (or -1) and `what` name the wait in error messages; `check` (optional)
+  /// runs in the slow phase only.
   template <typename Ready>
-  void wait(const std::uint32_t* futex_word, Ready&& ready, int waited_node_rank,
-            const char* what) {
+  void wait(const std::uint32_t* futex_word, Ready&& ready, int waited_node_rank, const char* what,
+            const wait_check* check = nullptr) {
     if (ready()) return;
     for (unsigned poll = 0; poll < m_policy.spin_iterations; ++poll) {
       cpu_relax();
@@ -61,16 +73,16 @@ class waiter {
     auto trampoline = [](void* context) {
       return (*static_cast<std::remove_reference_t<Ready>*>(context))();
     };
-    slow_wait(futex_word, trampoline, &ready, waited_node_rank, what);
+    slow_wait(futex_word, trampoline, &ready, waited_node_rank, what, check);
   }
 
   /// Waits until the sequence number in `word` reaches `target`.
   void wait_reach(const std::atomic<std::uint32_t>& word, std::uint32_t target,
-                  int waited_node_rank, const char* what) {
+                  int waited_node_rank, const char* what, const wait_check* check = nullptr) {
     const auto* raw = reinterpret_cast<const std::uint32_t*>(&word);
     wait(
         raw, [&] { return sequence_reached(word.load(std::memory_order_acquire), target); },
-        waited_node_rank, what);
+        waited_node_rank, what, check);
   }
 
   /// Stores `value` and wakes any sleeper on `word`. The store is sequentially consistent so
@@ -120,9 +132,9 @@ class waiter {
   /// Spinning waits poke MPI's progress engine (when asked to) once per this many + 1 polls.
   static constexpr unsigned progress_poll_mask = 255;
 
-  using ready_function = bool (*)(void*);
+  using ready_function = wait_check::ready_function;
   void slow_wait(const std::uint32_t* futex_word, ready_function ready, void* context,
-                 int waited_node_rank, const char* what);
+                 int waited_node_rank, const char* what, const wait_check* check);
   void wake_slow(const std::uint32_t* word);
   [[noreturn]] void fail_dead_peer(int dead_node_rank, const char* what) const;
   [[nodiscard]] std::string describe_rank(int node_rank) const;

@@ -4,11 +4,13 @@
 
 #include <complex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/error.hpp"
 #include "coll/coll_test_support.hpp"
+#include "coll/selection.hpp"
 
 namespace cachecomm {
 namespace {
@@ -112,6 +114,83 @@ TEST(CollectiveErrors, CheckingReportsMismatchedCallsOnEveryRank) {
   });
   EXPECT_FALSE(message.empty());
   expect_still_works(c);
+}
+
+config unchecked_config() {
+  config settings = config::from_environment();
+  settings.set("CACHECOMM_CHECK", "0");
+  return settings;
+}
+
+/// Runs `call` on a fresh communicator without CACHECOMM_CHECK: every rank for which `must_fail`
+/// holds must get the usage error naming the sizes (found by comparing the calls' descriptions,
+/// not by CACHECOMM_TIMEOUT, which would be a peer_failure after 60 s); the others may return.
+template <typename Call>
+void expect_mismatch(const char* label, bool must_fail, Call&& call) {
+  comm c(MPI_COMM_WORLD, unchecked_config());
+  try {
+    call(c);
+    EXPECT_FALSE(must_fail) << label << ": no error on rank " << c.rank();
+  } catch (const usage_error& failure) {
+    EXPECT_NE(std::string(failure.what()).find("bytes"), std::string::npos)
+        << label << ": " << failure.what();
+  } catch (const std::exception& other) {
+    ADD_FAILURE() << label << ": wrong error type on rank " << c.rank() << ": " << other.what();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Sizes on either side of a threshold of the automatic choice (selection.hpp) send the ranks down
+// different paths (slots of two sizes, slots or the data region, the system MPI's allgather),
+// which wait on different flags: each must still find the others' call and fail at once.
+TEST(CollectiveErrors, MismatchedSizesAcrossPathsFailWithoutChecking) {
+  comm world(MPI_COMM_WORLD);
+  if (world.size() == 1) GTEST_SKIP() << "needs two ranks to disagree";
+  if (world.topology().node_count > 1) GTEST_SKIP() << "across nodes MPI compares the calls";
+  const bool root = world.rank() == 0;
+  std::vector<std::byte> buffer(2U << 20);
+  std::vector<std::byte> gathered(buffer.size() * static_cast<std::size_t>(world.size()));
+  for (auto [first, others] : {std::pair<std::size_t, std::size_t>{200, 280},
+                               {280, 200},
+                               {detail::thresholds::slot_message_bytes, 4200},
+                               {4200, detail::thresholds::slot_message_bytes}}) {
+    const std::size_t bytes = root ? first : others;
+    const std::string sizes = std::to_string(first) + "/" + std::to_string(others);
+    expect_mismatch(("broadcast " + sizes).c_str(), !root,
+                    [&](comm& c) { broadcast(c, buffer.data(), bytes, datatype::byte, 0); });
+    expect_mismatch(("allreduce " + sizes).c_str(), true, [&](comm& c) {
+      allreduce(c, in_place, buffer.data(), bytes / 4, datatype::int32, reduce_op::sum);
+    });
+    expect_mismatch(("allgather " + sizes).c_str(), true, [&](comm& c) {
+      allgather(c, buffer.data(), gathered.data(), bytes, datatype::byte);
+    });
+  }
+  // The system MPI's allgather against cachecomm's (where the automatic choice uses it).
+  const std::size_t mpi_block = detail::thresholds::system_allgather_min_bytes;
+  expect_mismatch("allgather around the system MPI's", true, [&](comm& c) {
+    allgather(c, buffer.data(), gathered.data(), root ? mpi_block : mpi_block - 4096,
+              datatype::byte);
+  });
+}
+
+// A root that posted a small broadcast and went on to its next call has left nothing on its call
+// line about the call its reader is in: the reader finds it past that call and fails.
+TEST(CollectiveErrors, PeerThatLeftTheCallIsNoticed) {
+  comm c(MPI_COMM_WORLD, unchecked_config());
+  if (c.size() == 1) GTEST_SKIP() << "needs two ranks to disagree";
+  if (c.topology().node_count > 1) GTEST_SKIP() << "across nodes MPI compares the calls";
+  std::vector<std::byte> buffer(4096);
+  broadcast(c, buffer.data(), 8, datatype::byte, 0);  // builds the shared state on every rank
+  if (c.rank() == 0) {
+    broadcast(c, buffer.data(), 200, datatype::byte, 0);
+    broadcast(c, buffer.data(), 200, datatype::byte, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);  // the root is in its second call by now
+    const auto message =
+        expect_error<usage_error>([&] { broadcast(c, buffer.data(), 280, datatype::byte, 0); });
+    EXPECT_NE(message.find("left this call"), std::string::npos) << message;
+  }
 }
 
 TEST(CollectiveErrors, BadStreamingStoresSettingIsNamed) {

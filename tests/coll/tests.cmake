@@ -12,7 +12,7 @@ cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 2
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=1 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
 cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 3 SUFFIX .no_streaming
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=0)
-cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 1 2 3 ENV ${CACHECOMM_COLL_TEST_ENV})
+cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 1 2 3 4 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 3 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
 cachecomm_add_mpi_test(mpi_collective_stress SOURCES coll/stress_test.cpp RANKS 2 3 8 ENV ${CACHECOMM_COLL_TEST_ENV})

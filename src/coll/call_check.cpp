@@ -1,0 +1,97 @@
+// Every call's description on one line per rank that all paths share, so that ranks whose
+// mismatched arguments sent them down different paths (slots of two sizes, slots and the data
+// region, single copy, the system MPI) still find each other's call and fail at once instead of
+// waiting on flags the others never set.
+//
+// The hot path only writes the rank's own line (it stays in the writer's cache); other ranks read
+// it only from the slow phase of a wait (wait_check), after milliseconds of spinning or dozens of
+// yields, and before handing an allgather to the system MPI.
+#include <atomic>
+
+#include "coll/coll_engine.hpp"
+
+namespace cachecomm::detail {
+
+namespace {
+
+// The call line: the call number in the flag word (0 while being rewritten: a seqlock), then the
+// call info and the byte count.
+std::uint32_t& line_info(padded_flag& line) {
+  return reinterpret_cast<std::uint32_t*>(&line)[1];
+}
+std::uint64_t& line_bytes(padded_flag& line) {
+  return reinterpret_cast<std::uint64_t*>(&line)[1];
+}
+
+}  // namespace
+
+void coll_engine::begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op) {
+  ++m_call.number;
+  if (m_call.number == 0) m_call.number = 1;  // 0 marks a line being rewritten
+  m_call.first_step = m_step + 1;
+  m_call.info =
+      static_cast<std::uint32_t>(kind) << 16U | static_cast<std::uint32_t>(type) << 8U | op;
+  m_call.bytes = bytes;
+  auto& line = m_call_lines[static_cast<std::size_t>(m_rank)];
+  line.value.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  std::atomic_ref<std::uint32_t>(line_info(line)).store(m_call.info, std::memory_order_relaxed);
+  std::atomic_ref<std::uint64_t>(line_bytes(line)).store(m_call.bytes, std::memory_order_relaxed);
+  line.value.store(m_call.number, std::memory_order_release);
+}
+
+bool coll_engine::read_call_line(int rank, call_description& seen) const {
+  auto& line = m_call_lines[static_cast<std::size_t>(rank)];
+  const std::uint32_t before = line.value.load(std::memory_order_acquire);
+  if (before == 0) return false;
+  seen.info = std::atomic_ref<std::uint32_t>(line_info(line)).load(std::memory_order_relaxed);
+  seen.bytes = std::atomic_ref<std::uint64_t>(line_bytes(line)).load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (line.value.load(std::memory_order_relaxed) != before) return false;
+  seen.number = before;
+  return true;
+}
+
+void coll_engine::inspect_peers(int waited_node_rank, wait_check::ready_function ready,
+                                void* ready_context) {
+  for (int rank = 0; rank < m_size; ++rank) {
+    if (rank == m_rank) continue;
+    call_description seen;
+    if (!read_call_line(rank, seen)) continue;  // being rewritten: looked at next time
+    if (seen.number == m_call.number) {
+      if (seen.info != m_call.info || seen.bytes != m_call.bytes)
+        call_mismatch(rank, m_step, seen.info, seen.bytes);
+      continue;
+    }
+    // A peer in a later call has set every flag of this call it was going to set (in a matched
+    // call each rank sets what the others wait for before it leaves), and the line was written
+    // after them: if the wait is still not over, it never will be.
+    if (rank == waited_node_rank && sequence_reached(seen.number, m_call.number + 1) &&
+        !ready(ready_context)) {
+      call_abandoned(rank, seen.number);
+    }
+  }
+}
+
+void coll_engine::agree_on_mpi_allgather(std::size_t block_bytes) {
+  if (m_size == 1) return;
+  begin_call(call_kind::allgather, block_bytes, datatype::byte, 0xffU);
+  // Wakes a peer asleep here (begin_call alone wakes nobody: only this handshake sleeps on it).
+  auto& own = m_call_lines[static_cast<std::size_t>(m_rank)].value;
+  m_wait->publish(own, m_call.number);
+  for (int rank = 0; rank < m_size; ++rank) {
+    if (rank == m_rank) continue;
+    auto& word = m_call_lines[static_cast<std::size_t>(rank)].value;
+    call_description seen;
+    while (true) {
+      wait_for(word, m_call.number, rank, "allgather (a rank's call, before MPI's allgather)");
+      if (read_call_line(rank, seen)) break;
+      cpu_relax();
+    }
+    if (seen.number != m_call.number) call_abandoned(rank, seen.number);
+    if (seen.info != m_call.info || seen.bytes != m_call.bytes)
+      call_mismatch(rank, m_step, seen.info, seen.bytes);
+  }
+}
+
+}  // namespace cachecomm::detail
