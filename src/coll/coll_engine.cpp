@@ -1,12 +1,8 @@
-// Engine setup: settings, the segment layout, the single-copy probe, and the step primitives every
+// Engine setup: settings, the segment layout, and the step primitives every
 // algorithm shares (slots, the data region, `done`).
 #include "coll/coll_engine.hpp"
 
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <string>
 
 #include "cachecomm/error.hpp"
@@ -32,11 +28,6 @@ const setting_declaration slots_setting{"CACHECOMM_COLL_SLOTS", "0",
                                         "Slots of 4 KiB per rank for small collectives, used round "
                                         "robin; a power of two (0: 8, or 32 when "
                                         "oversubscribed)."};
-const setting_declaration single_copy_setting{"CACHECOMM_SINGLE_COPY", "1",
-                                              "Allow single-copy broadcast and allgather through "
-                                              "cross-memory attach (process_vm_readv) when the "
-                                              "kernel permits it."};
-
 const setting_declaration streaming_setting{
     "CACHECOMM_STREAMING_STORES", "auto",
     "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
@@ -112,7 +103,6 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.region_bytes = round_up(std::max(static_cast<std::size_t>(region), size * 16384), 4096);
   m_tuning.chunk_bytes =
       std::min(round_up(static_cast<std::size_t>(chunk), cache_line_size), m_tuning.region_bytes);
-  m_tuning.single_copy = settings.get_bool("CACHECOMM_SINGLE_COPY");
   m_tuning.check = settings.get_bool("CACHECOMM_CHECK");
   const std::string streaming = settings.get("CACHECOMM_STREAMING_STORES");
   if (streaming != "auto" && streaming != "0" && streaming != "1") {
@@ -155,48 +145,10 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_region = m_segment.bytes_at(data, 2 * m_tuning.region_bytes);
   m_inputs.resize(size);
 
-  m_pids.resize(size);
-  pid_t self = ::getpid();
-  CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, m_pids.data(), 1, MPI_INT, impl.node()));
-  probe_single_copy(impl.node());
-}
-
-void coll_engine::probe_single_copy(MPI_Comm node) {
-  // Each rank reads a known word from its neighbour; all must succeed (ptrace policy, seccomp and
-  // container settings can each refuse it), otherwise everyone copies through shared memory.
-  int works = 0;
-  if (m_tuning.single_copy && m_size > 1) {
-    volatile std::uint64_t marker = 0x5eed0000ULL + static_cast<std::uint64_t>(m_rank);
-    auto mine = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&marker));
-    std::vector<std::uint64_t> addresses(static_cast<std::size_t>(m_size));
-    CACHECOMM_MPI(MPI_Allgather(&mine, 1, MPI_UINT64_T, addresses.data(), 1, MPI_UINT64_T, node));
-    const int peer = (m_rank + 1) % m_size;
-    std::uint64_t seen = 0;
-    iovec local{&seen, sizeof seen};
-    iovec remote{reinterpret_cast<void*>(
-                     static_cast<std::uintptr_t>(addresses[static_cast<std::size_t>(peer)])),
-                 sizeof seen};
-    const ssize_t got =
-        ::process_vm_readv(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0);
-    works = got == static_cast<ssize_t>(sizeof seen) &&
-                    seen == 0x5eed0000ULL + static_cast<std::uint64_t>(peer)
-                ? 1
-                : 0;
-    // Writing the same value back tests the root's push (process_vm_writev) without changing
-    // anything.
-    const ssize_t put = works == 1 ? ::process_vm_writev(m_pids[static_cast<std::size_t>(peer)],
-                                                         &local, 1, &remote, 1, 0)
-                                   : -1;
-    const int pushes = put == static_cast<ssize_t>(sizeof seen) ? 1 : 0;
-    int all_work[2] = {0, 0};
-    int outcomes[2] = {works, pushes};
-    CACHECOMM_MPI(
-        MPI_Allreduce(outcomes, all_work, 2, MPI_INT, MPI_MIN, node));  // also keeps `marker` alive
-    works = all_work[0];
-    m_cma_push = works == 1 && all_work[1] == 1;
-    (void)marker;
-  }
-  m_cma = works == 1;
+  // Single copy is the comm's, probed once and shared with its channels.
+  m_cross = &impl.single_copy();
+  m_cma = m_cross->can_read();
+  m_cma_push = m_cross->can_read() && m_cross->can_write();
 }
 
 void coll_engine::begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op) {
@@ -327,25 +279,6 @@ void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
   std::atomic_thread_fence(std::memory_order_acquire);
   if (first_step.load(std::memory_order_relaxed) != before) return;
   check_call(rank, step, info, bytes);
-}
-
-int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address,
-                      std::size_t bytes, bool push) {
-  std::size_t copied = 0;
-  while (copied < bytes) {
-    iovec local{local_data + copied, bytes - copied};
-    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(remote_address + copied)),
-                 bytes - copied};
-    const ssize_t got = push ? ::process_vm_writev(pid, &local, 1, &remote, 1, 0)
-                             : ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (got == 0) return EFAULT;
-    copied += static_cast<std::size_t>(got);
-  }
-  return 0;
 }
 
 }  // namespace cachecomm::detail

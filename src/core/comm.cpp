@@ -92,14 +92,24 @@ comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(setti
   const std::size_t control_offset = layout.reserve(control_bytes);
   m_control = shm_segment(node(), layout.size());
 
-  std::vector<pid_t> pids(static_cast<std::size_t>(node_size));
+  // The node's pids, gathered once: the liveness checks and single copy both need them.
+  m_node_pids.resize(static_cast<std::size_t>(node_size));
   pid_t self = ::getpid();
-  CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, pids.data(), 1, MPI_INT, node()));
+  static_assert(sizeof(pid_t) == sizeof(int));
+  CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, m_node_pids.data(), 1, MPI_INT, node()));
   m_waiter = waiter(m_policy, m_control.at<node_wait_area>(wait_offset),
-                    peer_monitor(std::move(pids), m_topology.node_rank), m_topology.node_rank,
+                    peer_monitor(m_node_pids, m_topology.node_rank), m_topology.node_rank,
                     m_topology.node_ranks);
 
   m_control_state = provider.create(*this, m_control.bytes_at(control_offset, control_bytes));
+}
+
+const cross_memory& comm_impl::single_copy() {
+  if (!m_single_copy) {
+    m_single_copy = cross_memory::probe(node(), m_topology.node_rank, m_node_pids,
+                                        single_copy_mode_of(m_settings));
+  }
+  return *m_single_copy;
 }
 
 void comm_impl::split_nodes() {
