@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cachecomm/error.hpp"
+#include "coll/coll_settings.hpp"
 #include "coll/mismatch_error.hpp"
 #include "coll/selection.hpp"
 #include "coll/shared_copy.hpp"
@@ -15,24 +16,6 @@
 namespace cachecomm::detail {
 
 namespace {
-
-const setting_declaration region_setting{
-    "CACHECOMM_COLL_REGION", "1048576",
-    "Bytes of each of the two halves of the collectives' shared data region (per node); larger "
-    "messages are pipelined through it."};
-const setting_declaration chunk_setting{"CACHECOMM_COLL_CHUNK", "131072",
-                                        "Pipeline chunk of large broadcasts and bytes per step of "
-                                        "large reductions (when oversubscribed "
-                                        "the whole region is used, to save scheduler rounds)."};
-const setting_declaration slots_setting{"CACHECOMM_COLL_SLOTS", "0",
-                                        "Slots of 4 KiB per rank for small collectives, used round "
-                                        "robin; a power of two (0: 8, or 32 when "
-                                        "oversubscribed)."};
-const setting_declaration streaming_setting{
-    "CACHECOMM_STREAMING_STORES", "auto",
-    "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
-    "auto: streaming on AMD CPUs when not oversubscribed, where taking lines back from the ranks "
-    "that read them last is slow (see docs/architecture.md)."};
 
 // A rank's posted line also carries the description of its call (after the flag word): the call's
 // first step (0 while being rewritten: a seqlock, since a writer a step ahead may be in its next
@@ -86,51 +69,29 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_oversubscribed = topology.oversubscribed;
   m_wait = &impl.wait();
 
-  const config& settings = impl.settings();
-  const long long region = settings.get_int("CACHECOMM_COLL_REGION");
-  const long long chunk = settings.get_int("CACHECOMM_COLL_CHUNK");
-  if (region < 65536 || region > (1LL << 32)) {
-    throw invalid_argument(
-        "cachecomm: CACHECOMM_COLL_REGION must be between 65536 and 2^32 bytes, got " +
-        std::to_string(region));
-  }
-  if (chunk < 4096) {
-    throw invalid_argument("cachecomm: CACHECOMM_COLL_CHUNK must be at least 4096 bytes, got " +
-                           std::to_string(chunk));
-  }
+  const coll_settings settings = read_coll_settings(impl.settings());
   const auto size = static_cast<std::size_t>(m_size);
   // Every rank needs room for a few lines of its own in a large reduction's staging area.
-  m_tuning.region_bytes = round_up(std::max(static_cast<std::size_t>(region), size * 16384), 4096);
+  m_tuning.region_bytes = round_up(std::max(settings.region_bytes, size * 16384), 4096);
   m_tuning.chunk_bytes =
-      std::min(round_up(static_cast<std::size_t>(chunk), cache_line_size), m_tuning.region_bytes);
-  m_tuning.check = settings.get_bool("CACHECOMM_CHECK");
-  const std::string streaming = settings.get("CACHECOMM_STREAMING_STORES");
-  if (streaming != "auto" && streaming != "0" && streaming != "1") {
-    throw invalid_argument("cachecomm: CACHECOMM_STREAMING_STORES must be auto, 0 or 1, got '" +
-                           streaming + "'");
-  }
+      std::min(round_up(settings.chunk_bytes, cache_line_size), m_tuning.region_bytes);
+  m_tuning.check = settings.check;
   // Oversubscribed, a reader often runs on the writer's core and finds the lines in its cache;
   // streaming stores would send it to memory (4 ranks on 2 cores: 32-256 KiB allreduce and
   // allgather 1.7-2x slower with them).
-  m_tuning.streaming_stores =
-      streaming == "auto" ? !m_oversubscribed && streaming_stores_pay_off() : streaming == "1";
-  m_tuning.broadcast = parse_broadcast_algorithm(settings.get("CACHECOMM_BCAST"));
-  m_tuning.reduce = parse_reduce_algorithm(settings.get("CACHECOMM_REDUCE"));
-  m_tuning.allreduce = parse_reduce_algorithm(settings.get("CACHECOMM_ALLREDUCE"));
-  m_tuning.allgather = parse_allgather_algorithm(settings.get("CACHECOMM_ALLGATHER"));
+  m_tuning.streaming_stores = settings.streaming == streaming_choice::automatic
+                                  ? !m_oversubscribed && streaming_stores_pay_off()
+                                  : settings.streaming == streaming_choice::on;
+  m_tuning.broadcast = settings.broadcast;
+  m_tuning.reduce = settings.reduce;
+  m_tuning.allreduce = settings.allreduce;
+  m_tuning.allgather = settings.allgather;
 
   segment_layout layout;
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t done = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t address = layout.reserve(slot_array<padded_flag>::bytes_for(size));
-  const long long ring = settings.get_int("CACHECOMM_COLL_SLOTS");
-  // A power of two, so that slot numbers stay in order when the 32-bit step counter wraps.
-  if (ring != 0 && (ring < 2 || ring > 1024 || (ring & (ring - 1)) != 0)) {
-    throw invalid_argument(
-        "cachecomm: CACHECOMM_COLL_SLOTS must be 0 (auto) or a power of two from 2 to 1024, got " +
-        std::to_string(ring));
-  }
-  m_slot_ring = ring != 0 ? static_cast<std::uint32_t>(ring) : (m_oversubscribed ? 32U : 8U);
+  m_slot_ring = settings.slot_ring != 0 ? settings.slot_ring : (m_oversubscribed ? 32U : 8U);
   m_small_slot_ring = m_oversubscribed ? 256U : 64U;
   const std::size_t slots = layout.reserve(m_slot_ring * size * slot_stride, 4096);
   const std::size_t small_slots =
