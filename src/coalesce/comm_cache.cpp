@@ -57,12 +57,8 @@ class comm_cache_impl {
     const auto& topology = m_impl->topology();
     bool any_remote = false;
     for (int rank = 0; rank < size; ++rank) {
-      const bool on_node = std::find(topology.node_ranks.begin(), topology.node_ranks.end(),
-                                     rank) != topology.node_ranks.end();
-      if (on_node && path == cache_path::automatic) {
-        const auto node_rank =
-            std::find(topology.node_ranks.begin(), topology.node_ranks.end(), rank) -
-            topology.node_ranks.begin();
+      const int node_rank = topology.local_rank(rank);
+      if (node_rank >= 0 && path == cache_path::automatic) {
         node_windows[static_cast<std::size_t>(rank)] =
             m_window_of_node_rank[static_cast<std::size_t>(node_rank)];
       } else {
@@ -139,9 +135,7 @@ class comm_cache_impl {
                              std::to_string(m_impl->size()) + " ranks");
     }
     if (!m_mpi_sink || source_uses_shared_memory(source)) {
-      const auto& ranks = m_impl->topology().node_ranks;
-      const auto node_rank =
-          static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), source) - ranks.begin());
+      const auto node_rank = static_cast<std::size_t>(m_impl->topology().local_rank(source));
       m_impl->wait().wait_reach(m_flush_flags[node_rank].value, count, static_cast<int>(node_rank),
                                 "comm_cache::wait_for_flush");
       return;

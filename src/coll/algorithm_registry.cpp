@@ -6,6 +6,7 @@
 
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
+#include "coll/node_barrier.hpp"
 
 namespace cachecomm {
 
@@ -116,20 +117,36 @@ constexpr std::array allgathers = {
         with_single_copy},
 };
 
+// The tree-shaped barriers share their phases; each walks its own trees.
+template <barrier_algorithm id>
+constexpr barrier_function tree_phases{[](node_barrier& barrier) { barrier.arrive_tree(id); },
+                                       [](node_barrier& barrier) { barrier.depart_tree(id); },
+                                       false};
+
 constexpr std::array barriers = {
-    barrier_entry{barrier_algorithm::central_byte, "central-byte",
+    barrier_entry{barrier_algorithm::central_byte,
+                  "central-byte",
                   "Centralized-I: one byte flag per rank, set by the rank, reset by the root",
-                  nullptr, always},
-    barrier_entry{barrier_algorithm::central_line, "central-line",
-                  "Centralized-II: one cache line per rank, released by the root", nullptr, always},
-    barrier_entry{barrier_algorithm::dissemination, "dissemination",
-                  "ceil(log2 P) rounds of pairwise signals, no root", nullptr, always},
-    barrier_entry{barrier_algorithm::tree, "tree",
-                  "k-ary combining tree (k = CACHECOMM_TREE_DEGREE)", nullptr, always},
-    barrier_entry{barrier_algorithm::tournament, "tournament",
-                  "pairwise rounds up to the root, release down a k-ary tree", nullptr, always},
-    barrier_entry{barrier_algorithm::binomial, "binomial", "binomial spanning tree", nullptr,
+                  {[](node_barrier& barrier) { barrier.arrive_central_byte(); },
+                   [](node_barrier& barrier) { barrier.depart_central_byte(); }, false},
                   always},
+    barrier_entry{barrier_algorithm::central_line, "central-line",
+                  "Centralized-II: one cache line per rank, released by the root",
+                  tree_phases<barrier_algorithm::central_line>, always},
+    barrier_entry{barrier_algorithm::dissemination,
+                  "dissemination",
+                  "ceil(log2 P) rounds of pairwise signals, no root",
+                  {[](node_barrier& barrier) { barrier.dissemination(); },
+                   [](node_barrier& barrier) { barrier.dissemination_release(); }, true},
+                  always},
+    barrier_entry{barrier_algorithm::tree, "tree",
+                  "k-ary combining tree (k = CACHECOMM_TREE_DEGREE)",
+                  tree_phases<barrier_algorithm::tree>, always},
+    barrier_entry{barrier_algorithm::tournament, "tournament",
+                  "pairwise rounds up to the root, release down a k-ary tree",
+                  tree_phases<barrier_algorithm::tournament>, always},
+    barrier_entry{barrier_algorithm::binomial, "binomial", "binomial spanning tree",
+                  tree_phases<barrier_algorithm::binomial>, always},
 };
 
 // Entry i has id i + 1 (0 is `automatic`), so a lookup is an index.

@@ -8,13 +8,16 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cachecomm/barrier.hpp"
 #include "cachecomm/collectives.hpp"
+#include "cachecomm/config.hpp"
 
 namespace cachecomm::detail {
 
 class coll_engine;
+class node_barrier;
 
 /// What decides whether an algorithm runs as itself on a node.
 struct node_shape {
@@ -29,7 +32,7 @@ struct algorithm_entry {
   Id id;
   std::string_view name;  ///< what settings, listings and reports use
   std::string_view description;
-  /// Node-local run; ranks are node ranks. Null for the barrier (node_barrier dispatches on `id`).
+  /// Node-local run; ranks are node ranks.
   Function run;
   /// True when the algorithm runs as itself on this node; otherwise `run` takes the fallback its
   /// description names, so every entry may always be called.
@@ -42,7 +45,13 @@ using reduce_function = void (*)(coll_engine& engine, const void* input, void* o
                                  std::size_t count, datatype type, reduce_op op, int root);
 using allgather_function = void (*)(coll_engine& engine, const void* input, void* output,
                                     std::size_t block_bytes);
-using barrier_function = std::nullptr_t;
+/// A barrier's two phases over the node's flags: gather (`arrive`), then release (`depart`).
+struct barrier_function {
+  void (*arrive)(node_barrier& barrier);
+  void (*depart)(node_barrier& barrier);
+  /// The gather alone is a complete barrier (dissemination): a single-node barrier skips `depart`.
+  bool gather_is_complete = false;
+};
 
 using broadcast_entry = algorithm_entry<broadcast_algorithm, broadcast_function>;
 using reduce_entry = algorithm_entry<reduce_algorithm, reduce_function>;
@@ -67,6 +76,15 @@ template <typename Entry>
   std::string names = "auto";
   for (const Entry& entry : registry) names += ", " + std::string(entry.name);
   return names;
+}
+
+/// The words an algorithm variable accepts: auto and every entry's name.
+template <typename Entry>
+[[nodiscard]] auto algorithm_choices(std::span<const Entry> registry) {
+  using id = decltype(Entry::id);
+  std::vector<typename setting<id>::choice> choices{{"auto", id::automatic}};
+  for (const Entry& entry : registry) choices.push_back({entry.name, entry.id});
+  return choices;
 }
 
 /// The setting text of an algorithm variable: "<what> algorithm: auto, name1, ...".

@@ -36,7 +36,7 @@ void coll_engine::allgather_single_copy(const void* input, void* output, std::si
     wait_region(static_cast<int>(rank), step, "allgather (a rank's block address)");
     const std::uint64_t address = address_of(m_address[rank]).load(std::memory_order_relaxed);
     error_number =
-        cross_memory_copy(m_pids[rank], out + rank * block_bytes, address, block_bytes, false);
+        m_cross->copy_from(static_cast<int>(rank), out + rank * block_bytes, address, block_bytes);
     if (error_number != 0) failed_rank = static_cast<int>(rank);
   }
   // Own block last: the others are pulling it meanwhile, and reading it here disturbs nothing.
@@ -50,9 +50,7 @@ void coll_engine::allgather_single_copy(const void* input, void* output, std::si
     }
   }
   if (error_number != 0) {
-    throw system_error("cachecomm: single-copy allgather: process_vm_readv from node rank " +
-                           std::to_string(failed_rank) + " failed",
-                       error_number);
+    throw cross_memory_failure("single-copy allgather", false, failed_rank, error_number);
   }
 }
 

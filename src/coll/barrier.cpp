@@ -17,29 +17,28 @@ namespace detail {
 
 namespace {
 
-const setting_declaration barrier_setting{"CACHECOMM_BARRIER", "auto",
-                                          algorithm_setting_text("Barrier", barrier_registry())};
-const setting_declaration tree_degree_setting{
-    "CACHECOMM_TREE_DEGREE", "4",
-    "Fan-out of the k-ary tree barrier and of the tournament's release."};
+const setting<barrier_algorithm> barrier_setting{
+    "CACHECOMM_BARRIER", "auto", algorithm_setting_text("Barrier", barrier_registry()),
+    algorithm_choices(barrier_registry())};
+const setting<long long> tree_degree_setting{
+    "CACHECOMM_TREE_DEGREE",
+    4,
+    "Fan-out of the k-ary tree barrier and of the tournament's release.",
+    {.min = 2, .max = 64}};
 
 class barrier_state final : public control_state {
  public:
   barrier_state(comm_impl& impl, std::byte* area) {
     const node_topology& topology = impl.topology();
     const config& settings = impl.settings();
-    const long long degree = settings.get_int("CACHECOMM_TREE_DEGREE");
-    if (degree < 2 || degree > 64) {
-      throw invalid_argument("cachecomm: CACHECOMM_TREE_DEGREE must be between 2 and 64, got " +
-                             std::to_string(degree));
-    }
+    const long long degree = tree_degree_setting.read(settings);
     m_barrier = node_barrier(area, topology.node_size, topology.node_rank, static_cast<int>(degree),
                              topology.oversubscribed, &impl.wait());
     selection_input input;
     input.node_count = topology.node_count;
     input.node.node_size = topology.node_size;
     input.node.oversubscribed = topology.oversubscribed;
-    m_default = select_barrier(input, parse_barrier_algorithm(settings.get("CACHECOMM_BARRIER")));
+    m_default = select_barrier(input, barrier_setting.read(settings));
   }
 
   node_barrier& barrier() { return m_barrier; }

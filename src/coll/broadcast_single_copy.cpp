@@ -40,8 +40,7 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
             std::atomic_ref<std::uint64_t>(address_word(m_address[static_cast<std::size_t>(rank)]))
                 .load(std::memory_order_relaxed);
         if (push_error == 0) {
-          push_error = cross_memory_copy(m_pids[static_cast<std::size_t>(rank)], data + pulled,
-                                         address + pulled, pushed, true);
+          push_error = m_cross->copy_to(rank, data + pulled, address + pulled, pushed);
         }
       }
       std::atomic_ref<std::uint64_t>((&address_word(own_line))[1])
@@ -62,22 +61,19 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
   auto& root_line = m_address[static_cast<std::size_t>(root)];
   const std::uint64_t address =
       std::atomic_ref<std::uint64_t>(address_word(root_line)).load(std::memory_order_relaxed);
-  const pid_t root_pid = m_pids[static_cast<std::size_t>(root)];
-  int error_number = cross_memory_copy(root_pid, data, address, pulled, false);
+  int error_number = m_cross->copy_from(root, data, address, pulled);
   if (pushed > 0) {
     wait_for(m_done[static_cast<std::size_t>(root)].value, step, root,
              "broadcast (root's single-copy push)");
     const std::uint64_t failed = std::atomic_ref<std::uint64_t>((&address_word(root_line))[1])
                                      .load(std::memory_order_relaxed);
     if (error_number == 0 && failed == step) {
-      error_number = cross_memory_copy(root_pid, data + pulled, address + pulled, pushed, false);
+      error_number = m_cross->copy_from(root, data + pulled, address + pulled, pushed);
     }
   }
   finish_step(step);  // let the root go; this rank reports a failure
   if (error_number != 0) {
-    throw system_error("cachecomm: single-copy broadcast: process_vm_readv from node rank " +
-                           std::to_string(root) + " failed",
-                       error_number);
+    throw cross_memory_failure("single-copy broadcast", false, root, error_number);
   }
 }
 

@@ -1,15 +1,12 @@
-// Engine setup: settings, the segment layout, the single-copy probe, and the step primitives every
+// Engine setup: settings, the segment layout, and the step primitives every
 // algorithm shares (slots, the data region, `done`).
 #include "coll/coll_engine.hpp"
 
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <string>
 
 #include "cachecomm/error.hpp"
+#include "coll/coll_settings.hpp"
 #include "coll/mismatch_error.hpp"
 #include "coll/selection.hpp"
 #include "coll/shared_copy.hpp"
@@ -19,29 +16,6 @@
 namespace cachecomm::detail {
 
 namespace {
-
-const setting_declaration region_setting{
-    "CACHECOMM_COLL_REGION", "1048576",
-    "Bytes of each of the two halves of the collectives' shared data region (per node); larger "
-    "messages are pipelined through it."};
-const setting_declaration chunk_setting{"CACHECOMM_COLL_CHUNK", "131072",
-                                        "Pipeline chunk of large broadcasts and bytes per step of "
-                                        "large reductions (when oversubscribed "
-                                        "the whole region is used, to save scheduler rounds)."};
-const setting_declaration slots_setting{"CACHECOMM_COLL_SLOTS", "0",
-                                        "Slots of 4 KiB per rank for small collectives, used round "
-                                        "robin; a power of two (0: 8, or 32 when "
-                                        "oversubscribed)."};
-const setting_declaration single_copy_setting{"CACHECOMM_SINGLE_COPY", "1",
-                                              "Allow single-copy broadcast and allgather through "
-                                              "cross-memory attach (process_vm_readv) when the "
-                                              "kernel permits it."};
-
-const setting_declaration streaming_setting{
-    "CACHECOMM_STREAMING_STORES", "auto",
-    "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
-    "auto: streaming on AMD CPUs when not oversubscribed, where taking lines back from the ranks "
-    "that read them last is slow (see docs/architecture.md)."};
 
 // A rank's posted line also carries the description of its call (after the flag word): the call's
 // first step (0 while being rewritten: a seqlock, since a writer a step ahead may be in its next
@@ -95,53 +69,30 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_oversubscribed = topology.oversubscribed;
   m_wait = &impl.wait();
 
-  const config& settings = impl.settings();
-  const long long region = settings.get_int("CACHECOMM_COLL_REGION");
-  const long long chunk = settings.get_int("CACHECOMM_COLL_CHUNK");
-  if (region < 65536 || region > (1LL << 32)) {
-    throw invalid_argument(
-        "cachecomm: CACHECOMM_COLL_REGION must be between 65536 and 2^32 bytes, got " +
-        std::to_string(region));
-  }
-  if (chunk < 4096) {
-    throw invalid_argument("cachecomm: CACHECOMM_COLL_CHUNK must be at least 4096 bytes, got " +
-                           std::to_string(chunk));
-  }
+  const coll_settings settings = read_coll_settings(impl.settings());
   const auto size = static_cast<std::size_t>(m_size);
   // Every rank needs room for a few lines of its own in a large reduction's staging area.
-  m_tuning.region_bytes = round_up(std::max(static_cast<std::size_t>(region), size * 16384), 4096);
+  m_tuning.region_bytes = round_up(std::max(settings.region_bytes, size * 16384), 4096);
   m_tuning.chunk_bytes =
-      std::min(round_up(static_cast<std::size_t>(chunk), cache_line_size), m_tuning.region_bytes);
-  m_tuning.single_copy = settings.get_bool("CACHECOMM_SINGLE_COPY");
-  m_tuning.check = settings.get_bool("CACHECOMM_CHECK");
-  const std::string streaming = settings.get("CACHECOMM_STREAMING_STORES");
-  if (streaming != "auto" && streaming != "0" && streaming != "1") {
-    throw invalid_argument("cachecomm: CACHECOMM_STREAMING_STORES must be auto, 0 or 1, got '" +
-                           streaming + "'");
-  }
+      std::min(round_up(settings.chunk_bytes, cache_line_size), m_tuning.region_bytes);
+  m_tuning.check = settings.check;
   // Oversubscribed, a reader often runs on the writer's core and finds the lines in its cache;
   // streaming stores would send it to memory (4 ranks on 2 cores: 32-256 KiB allreduce and
   // allgather 1.7-2x slower with them).
-  m_tuning.streaming_stores =
-      streaming == "auto" ? !m_oversubscribed && streaming_stores_pay_off() : streaming == "1";
-  m_tuning.broadcast = parse_broadcast_algorithm(settings.get("CACHECOMM_BCAST"));
-  m_tuning.reduce = parse_reduce_algorithm(settings.get("CACHECOMM_REDUCE"));
-  m_tuning.allreduce = parse_reduce_algorithm(settings.get("CACHECOMM_ALLREDUCE"));
-  m_tuning.allgather = parse_allgather_algorithm(settings.get("CACHECOMM_ALLGATHER"));
+  m_tuning.streaming_stores = settings.streaming == streaming_choice::automatic
+                                  ? !m_oversubscribed && streaming_stores_pay_off()
+                                  : settings.streaming == streaming_choice::on;
+  m_tuning.broadcast = settings.broadcast;
+  m_tuning.reduce = settings.reduce;
+  m_tuning.allreduce = settings.allreduce;
+  m_tuning.allgather = settings.allgather;
 
   segment_layout layout;
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t done = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t address = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t call_lines = layout.reserve(slot_array<padded_flag>::bytes_for(size));
-  const long long ring = settings.get_int("CACHECOMM_COLL_SLOTS");
-  // A power of two, so that slot numbers stay in order when the 32-bit step counter wraps.
-  if (ring != 0 && (ring < 2 || ring > 1024 || (ring & (ring - 1)) != 0)) {
-    throw invalid_argument(
-        "cachecomm: CACHECOMM_COLL_SLOTS must be 0 (auto) or a power of two from 2 to 1024, got " +
-        std::to_string(ring));
-  }
-  m_slot_ring = ring != 0 ? static_cast<std::uint32_t>(ring) : (m_oversubscribed ? 32U : 8U);
+  m_slot_ring = settings.slot_ring != 0 ? settings.slot_ring : (m_oversubscribed ? 32U : 8U);
   m_small_slot_ring = m_oversubscribed ? 256U : 64U;
   const std::size_t slots = layout.reserve(m_slot_ring * size * slot_stride, 4096);
   const std::size_t small_slots =
@@ -163,48 +114,10 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_region = m_segment.bytes_at(data, 2 * m_tuning.region_bytes);
   m_inputs.resize(size);
 
-  m_pids.resize(size);
-  pid_t self = ::getpid();
-  CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, m_pids.data(), 1, MPI_INT, impl.node()));
-  probe_single_copy(impl.node());
-}
-
-void coll_engine::probe_single_copy(MPI_Comm node) {
-  // Each rank reads a known word from its neighbour; all must succeed (ptrace policy, seccomp and
-  // container settings can each refuse it), otherwise everyone copies through shared memory.
-  int works = 0;
-  if (m_tuning.single_copy && m_size > 1) {
-    volatile std::uint64_t marker = 0x5eed0000ULL + static_cast<std::uint64_t>(m_rank);
-    auto mine = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&marker));
-    std::vector<std::uint64_t> addresses(static_cast<std::size_t>(m_size));
-    CACHECOMM_MPI(MPI_Allgather(&mine, 1, MPI_UINT64_T, addresses.data(), 1, MPI_UINT64_T, node));
-    const int peer = (m_rank + 1) % m_size;
-    std::uint64_t seen = 0;
-    iovec local{&seen, sizeof seen};
-    iovec remote{reinterpret_cast<void*>(
-                     static_cast<std::uintptr_t>(addresses[static_cast<std::size_t>(peer)])),
-                 sizeof seen};
-    const ssize_t got =
-        ::process_vm_readv(m_pids[static_cast<std::size_t>(peer)], &local, 1, &remote, 1, 0);
-    works = got == static_cast<ssize_t>(sizeof seen) &&
-                    seen == 0x5eed0000ULL + static_cast<std::uint64_t>(peer)
-                ? 1
-                : 0;
-    // Writing the same value back tests the root's push (process_vm_writev) without changing
-    // anything.
-    const ssize_t put = works == 1 ? ::process_vm_writev(m_pids[static_cast<std::size_t>(peer)],
-                                                         &local, 1, &remote, 1, 0)
-                                   : -1;
-    const int pushes = put == static_cast<ssize_t>(sizeof seen) ? 1 : 0;
-    int all_work[2] = {0, 0};
-    int outcomes[2] = {works, pushes};
-    CACHECOMM_MPI(
-        MPI_Allreduce(outcomes, all_work, 2, MPI_INT, MPI_MIN, node));  // also keeps `marker` alive
-    works = all_work[0];
-    m_cma_push = works == 1 && all_work[1] == 1;
-    (void)marker;
-  }
-  m_cma = works == 1;
+  // Single copy is the comm's, probed once and shared with its channels.
+  m_cross = &impl.single_copy();
+  m_cma = m_cross->can_read();
+  m_cma_push = m_cross->can_read() && m_cross->can_write();
 }
 
 void coll_engine::describe_slot(std::uint32_t step, std::size_t bytes) const {
@@ -339,25 +252,6 @@ void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
   std::atomic_thread_fence(std::memory_order_acquire);
   if (first_step.load(std::memory_order_relaxed) != before) return;
   check_call(rank, step, info, bytes);
-}
-
-int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address,
-                      std::size_t bytes, bool push) {
-  std::size_t copied = 0;
-  while (copied < bytes) {
-    iovec local{local_data + copied, bytes - copied};
-    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(remote_address + copied)),
-                 bytes - copied};
-    const ssize_t got = push ? ::process_vm_writev(pid, &local, 1, &remote, 1, 0)
-                             : ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (got == 0) return EFAULT;
-    copied += static_cast<std::size_t>(got);
-  }
-  return 0;
 }
 
 }  // namespace cachecomm::detail

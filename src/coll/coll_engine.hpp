@@ -9,8 +9,6 @@
 // Sequence numbers only grow, so nothing is ever reset.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "cachecomm/collectives.hpp"
 #include "coll/algorithm_registry.hpp"
 #include "shm/cache_line.hpp"
+#include "shm/cross_memory.hpp"
 #include "shm/segment.hpp"
 #include "sync/waiter.hpp"
 
@@ -25,16 +24,10 @@ namespace cachecomm::detail {
 
 class comm_impl;
 
-/// Copies `bytes` between this process and `pid` with cross-memory attach (`push`: local to
-/// remote). Returns 0 or the errno of the failure.
-int cross_memory_copy(pid_t pid, std::byte* local_data, std::uint64_t remote_address,
-                      std::size_t bytes, bool push);
-
 struct coll_tuning {
   std::size_t region_bytes = 1 << 20;  ///< each half of the data region
   std::size_t chunk_bytes =
       128 << 10;                  ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
-  bool single_copy = true;        ///< allow cross-memory attach
   bool streaming_stores = false;  ///< copies into the shared region bypass the caches
   bool check = false;             ///< verify matching arguments across ranks
   // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: selection.hpp)
@@ -181,8 +174,6 @@ class coll_engine {
 
   /// Bytes each rank stages per step in reduce_gather (smaller when the region is short).
   static constexpr std::size_t reduce_gather_chunk = 64U << 10;
-  void probe_single_copy(MPI_Comm node);
-
   int m_size = 1;
   int m_rank = 0;
   bool m_oversubscribed = false;
@@ -198,8 +189,8 @@ class coll_engine {
   slot_array<padded_flag>
       m_address;  // single copy: each rank's buffer address (word 0), root's failed push (word 1)
   std::byte* m_slots = nullptr;  // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
-  std::byte* m_region = nullptr;  // two halves of region_bytes
-  std::vector<pid_t> m_pids;
+  std::byte* m_region = nullptr;          // two halves of region_bytes
+  const cross_memory* m_cross = nullptr;  // the comm's single copy (probed once per comm)
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
   std::vector<std::byte> m_scratch;   // reduce-scatter: a non-receiver's reduced slice
   std::uint32_t m_slot_ring = 8;

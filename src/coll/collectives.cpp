@@ -21,24 +21,6 @@ using detail::mpi_op_of;
 
 namespace {
 
-const detail::setting_declaration broadcast_setting{
-    "CACHECOMM_BCAST", "auto",
-    detail::algorithm_setting_text("Broadcast", detail::broadcast_registry())};
-const detail::setting_declaration reduce_setting{
-    "CACHECOMM_REDUCE", "auto",
-    detail::algorithm_setting_text("Reduce", detail::reduce_registry())};
-const detail::setting_declaration allreduce_setting{
-    "CACHECOMM_ALLREDUCE", "auto",
-    detail::algorithm_setting_text("Allreduce", detail::reduce_registry())};
-const detail::setting_declaration allgather_setting{
-    "CACHECOMM_ALLGATHER", "auto",
-    detail::algorithm_setting_text("Allgather", detail::allgather_registry())};
-const detail::setting_declaration check_setting{
-    "CACHECOMM_CHECK", "0",
-    "Verify on every collective that all ranks pass the same operation, count, type, reduction and "
-    "root, and report bad arguments on every rank (one extra MPI allreduce per call; off by "
-    "default)."};
-
 enum class operation_kind { broadcast = 1, reduce, allreduce, allgather };
 
 const char* name_of(operation_kind kind) {

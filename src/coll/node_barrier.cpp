@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "cachecomm/error.hpp"
+#include "coll/algorithm_registry.hpp"
 
 namespace cachecomm::detail {
 
@@ -127,37 +128,29 @@ const barrier_tree& node_barrier::tree_for(barrier_algorithm algorithm) const {
 void node_barrier::arrive(barrier_algorithm algorithm) {
   ++m_epoch;
   if (m_size == 1) return;
-  switch (algorithm) {
-    case barrier_algorithm::central_byte: arrive_central_byte(); break;
-    case barrier_algorithm::dissemination: dissemination(); break;
-    case barrier_algorithm::central_line:
-    case barrier_algorithm::tree:
-    case barrier_algorithm::tournament:
-    case barrier_algorithm::binomial: arrive_tree(tree_for(algorithm)); break;
-    case barrier_algorithm::automatic:
-      throw usage_error("cachecomm: node_barrier needs a concrete algorithm");
-  }
+  entry_of(algorithm).run.arrive(*this);
 }
 
 void node_barrier::depart(barrier_algorithm algorithm) {
   if (m_size == 1) return;
-  switch (algorithm) {
-    case barrier_algorithm::central_byte: depart_central_byte(); break;
-    case barrier_algorithm::dissemination:
-      // No root to release from: a second round of signals orders everything after the gather.
-      ++m_epoch;
-      dissemination();
-      break;
-    case barrier_algorithm::central_line:
-    case barrier_algorithm::tree:
-    case barrier_algorithm::tournament:
-    case barrier_algorithm::binomial: depart_tree(tree_for(algorithm)); break;
-    case barrier_algorithm::automatic:
-      throw usage_error("cachecomm: node_barrier needs a concrete algorithm");
-  }
+  entry_of(algorithm).run.depart(*this);
 }
 
-void node_barrier::arrive_tree(const barrier_tree& tree) {
+void node_barrier::full(barrier_algorithm algorithm) {
+  const barrier_function& phases = entry_of(algorithm).run;
+  ++m_epoch;
+  if (m_size == 1) return;
+  phases.arrive(*this);
+  if (!phases.gather_is_complete) phases.depart(*this);
+}
+
+void node_barrier::dissemination_release() {
+  ++m_epoch;
+  dissemination();
+}
+
+void node_barrier::arrive_tree(barrier_algorithm algorithm) {
+  const barrier_tree& tree = tree_for(algorithm);
   const std::uint32_t arrived = 2 * m_epoch - 1;
   for (int child : tree.gather_children) {
     m_wait->wait_reach(m_flags[static_cast<std::size_t>(child)].value, arrived, child,
@@ -167,7 +160,8 @@ void node_barrier::arrive_tree(const barrier_tree& tree) {
     m_wait->publish(m_flags[static_cast<std::size_t>(m_rank)].value, arrived);
 }
 
-void node_barrier::depart_tree(const barrier_tree& tree) {
+void node_barrier::depart_tree(barrier_algorithm algorithm) {
+  const barrier_tree& tree = tree_for(algorithm);
   const std::uint32_t released = 2 * m_epoch;
   if (m_rank != 0) {
     m_wait->wait_reach(m_flags[static_cast<std::size_t>(m_rank)].value, released,

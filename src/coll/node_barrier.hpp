@@ -39,18 +39,19 @@ class node_barrier {
   void arrive(barrier_algorithm algorithm);
   /// Release phase: returns once the root has released this rank.
   void depart(barrier_algorithm algorithm);
-  void full(barrier_algorithm algorithm) {
-    arrive(algorithm);
-    // Dissemination's gather is already a complete barrier; it has no separate release.
-    if (algorithm != barrier_algorithm::dissemination) depart(algorithm);
-  }
+  /// Both phases (only the gather where it is already a complete barrier).
+  void full(barrier_algorithm algorithm);
 
- private:
-  void arrive_tree(const barrier_tree& tree);
-  void depart_tree(const barrier_tree& tree);
+  // The algorithms' phases, called by their registry entries (algorithm_registry.cpp).
+  void arrive_tree(barrier_algorithm algorithm);
+  void depart_tree(barrier_algorithm algorithm);
   void arrive_central_byte();
   void depart_central_byte();
   void dissemination();
+  /// No root to release from: a second round of signals orders everything after the gather.
+  void dissemination_release();
+
+ private:
   [[nodiscard]] const barrier_tree& tree_for(barrier_algorithm algorithm) const;
 
   int m_size = 1;

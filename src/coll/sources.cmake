@@ -3,6 +3,7 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/reduce_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/coll_engine.cpp
   ${CMAKE_CURRENT_LIST_DIR}/call_check.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/coll_settings.cpp
   ${CMAKE_CURRENT_LIST_DIR}/broadcast.cpp
   ${CMAKE_CURRENT_LIST_DIR}/broadcast_single_copy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce.cpp

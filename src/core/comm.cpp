@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include "cachecomm/comm.hpp"
 #include "cachecomm/error.hpp"
@@ -13,25 +15,39 @@
 namespace cachecomm {
 
 namespace {
-const detail::setting_declaration ranks_per_node_setting{
-    "CACHECOMM_RANKS_PER_NODE", "0",
+const detail::setting<long long> ranks_per_node_setting{
+    "CACHECOMM_RANKS_PER_NODE",
+    0,
     "Split each machine into pretend nodes of this many ranks (0: one node per machine). "
-    "Lets the multi-node paths run on one machine."};
-const detail::setting_declaration wait_setting{
-    "CACHECOMM_WAIT", "auto",
-    "How ranks wait: auto (spin unless oversubscribed, then yield), spin, yield, sleep."};
-const detail::setting_declaration spin_setting{
-    "CACHECOMM_SPIN_COUNT", "auto", "Polls with pause before yielding (auto: by wait mode)."};
-const detail::setting_declaration yield_setting{
-    "CACHECOMM_YIELD_COUNT", "auto",
-    "Polls with sched_yield before sleeping on a futex (auto: by wait mode)."};
-const detail::setting_declaration timeout_setting{
-    "CACHECOMM_TIMEOUT", "300",
+    "Lets the multi-node paths run on one machine.",
+    {.min = 0, .max = std::numeric_limits<int>::max()}};
+const detail::setting<wait_mode> wait_setting{
+    "CACHECOMM_WAIT",
+    "auto",
+    "How ranks wait: auto (spin unless oversubscribed, then yield), spin, yield, sleep.",
+    {{"auto", wait_mode::automatic},
+     {"spin", wait_mode::spin},
+     {"yield", wait_mode::yield},
+     {"sleep", wait_mode::sleep}}};
+const detail::setting<std::optional<long long>> spin_setting{
+    "CACHECOMM_SPIN_COUNT",
+    "Polls with pause before yielding (auto: by wait mode).",
+    {.min = 0, .max = std::numeric_limits<unsigned>::max()}};
+const detail::setting<std::optional<long long>> yield_setting{
+    "CACHECOMM_YIELD_COUNT",
+    "Polls with sched_yield before sleeping on a futex (auto: by wait mode).",
+    {.min = 0, .max = std::numeric_limits<unsigned>::max()}};
+const detail::setting<double> timeout_setting{
+    "CACHECOMM_TIMEOUT",
+    "300",
     "Seconds any single wait may last before it fails naming the rank it waited for (0: no "
-    "limit)."};
-const detail::setting_declaration liveness_setting{
-    "CACHECOMM_LIVENESS_INTERVAL", "0.05",
-    "Seconds between checks that node peers are alive while waiting."};
+    "limit).",
+    {.min = 0}};
+const detail::setting<double> liveness_setting{
+    "CACHECOMM_LIVENESS_INTERVAL",
+    "0.05",
+    "Seconds between checks that node peers are alive while waiting.",
+    {.min = 0, .min_exclusive = true}};
 }  // namespace
 
 namespace detail {
@@ -92,14 +108,24 @@ comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(setti
   const std::size_t control_offset = layout.reserve(control_bytes);
   m_control = shm_segment(node(), layout.size());
 
-  std::vector<pid_t> pids(static_cast<std::size_t>(node_size));
+  // The node's pids, gathered once: the liveness checks and single copy both need them.
+  m_node_pids.resize(static_cast<std::size_t>(node_size));
   pid_t self = ::getpid();
-  CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, pids.data(), 1, MPI_INT, node()));
+  static_assert(sizeof(pid_t) == sizeof(int));
+  CACHECOMM_MPI(MPI_Allgather(&self, 1, MPI_INT, m_node_pids.data(), 1, MPI_INT, node()));
   m_waiter = waiter(m_policy, m_control.at<node_wait_area>(wait_offset),
-                    peer_monitor(std::move(pids), m_topology.node_rank), m_topology.node_rank,
+                    peer_monitor(m_node_pids, m_topology.node_rank), m_topology.node_rank,
                     m_topology.node_ranks);
 
   m_control_state = provider.create(*this, m_control.bytes_at(control_offset, control_bytes));
+}
+
+const cross_memory& comm_impl::single_copy() {
+  if (!m_single_copy) {
+    m_single_copy = cross_memory::probe(node(), m_topology.node_rank, m_node_pids,
+                                        single_copy_mode_of(m_settings));
+  }
+  return *m_single_copy;
 }
 
 void comm_impl::split_nodes() {
@@ -112,11 +138,7 @@ void comm_impl::split_nodes() {
   CACHECOMM_MPI(MPI_Comm_rank(shared, &shared_rank));
   CACHECOMM_MPI(MPI_Comm_size(shared, &shared_size));
 
-  const long long per_node = m_settings.get_int("CACHECOMM_RANKS_PER_NODE");
-  if (per_node < 0) {
-    throw invalid_argument("cachecomm: CACHECOMM_RANKS_PER_NODE must be 0 or positive, got " +
-                           std::to_string(per_node));
-  }
+  const long long per_node = ranks_per_node_setting.read(m_settings);
   MPI_Comm node_comm = MPI_COMM_NULL;
   if (per_node > 0) {
     CACHECOMM_MPI(
@@ -171,7 +193,7 @@ void comm_impl::split_nodes() {
 }
 
 void comm_impl::resolve_wait_policy() {
-  m_policy.mode = parse_wait_mode(m_settings.get("CACHECOMM_WAIT"));
+  m_policy.mode = wait_setting.read(m_settings);
   wait_mode effective = m_policy.mode;
   if (effective == wait_mode::automatic)
     effective = m_topology.oversubscribed ? wait_mode::yield : wait_mode::spin;
@@ -192,21 +214,14 @@ void comm_impl::resolve_wait_policy() {
       break;
   }
   m_policy.spinning = effective == wait_mode::spin;
-  if (m_settings.is_explicit("CACHECOMM_SPIN_COUNT")) {
-    m_policy.spin_iterations =
-        static_cast<unsigned>(std::max(0LL, m_settings.get_int("CACHECOMM_SPIN_COUNT")));
+  if (const auto spins = spin_setting.read(m_settings)) {
+    m_policy.spin_iterations = static_cast<unsigned>(*spins);
   }
-  if (m_settings.is_explicit("CACHECOMM_YIELD_COUNT")) {
-    m_policy.yield_iterations =
-        static_cast<unsigned>(std::max(0LL, m_settings.get_int("CACHECOMM_YIELD_COUNT")));
+  if (const auto yields = yield_setting.read(m_settings)) {
+    m_policy.yield_iterations = static_cast<unsigned>(*yields);
   }
-  m_policy.timeout_seconds = m_settings.get_double("CACHECOMM_TIMEOUT");
-  m_policy.liveness_interval_seconds = m_settings.get_double("CACHECOMM_LIVENESS_INTERVAL");
-  // Written so that NaN fails too (it would compare false with every deadline and never expire).
-  if (!(m_policy.timeout_seconds >= 0) || !(m_policy.liveness_interval_seconds > 0)) {
-    throw invalid_argument(
-        "cachecomm: CACHECOMM_TIMEOUT must be >= 0 and CACHECOMM_LIVENESS_INTERVAL > 0");
-  }
+  m_policy.timeout_seconds = timeout_setting.read(m_settings);
+  m_policy.liveness_interval_seconds = liveness_setting.read(m_settings);
 }
 
 void comm_impl::wait_mpi(MPI_Request& request, int peer, const char* what) {

@@ -3,10 +3,15 @@
 
 #include <mpi.h>
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "cachecomm/comm.hpp"
+#include "shm/cross_memory.hpp"
 #include "shm/segment.hpp"
 #include "sync/waiter.hpp"
 
@@ -71,6 +76,12 @@ class comm_impl {
   [[nodiscard]] const config& settings() const { return m_settings; }
   [[nodiscard]] const wait_policy& policy() const { return m_policy; }
   [[nodiscard]] waiter& wait() { return m_waiter; }
+  /// The process of each node rank, gathered once when the comm is built.
+  [[nodiscard]] const std::vector<pid_t>& node_pids() const { return m_node_pids; }
+  /// Single copy between this node's ranks (CACHECOMM_SINGLE_COPY), probed on first use: that
+  /// first call is collective over the node communicator (the collectives' state and a channel,
+  /// each built collectively, are its users).
+  [[nodiscard]] const cross_memory& single_copy();
   /// How this node's segments are shared (the control segment's path; every later segment of the
   /// node normally takes the same one).
   [[nodiscard]] segment_sharing control_sharing() const { return m_control.sharing(); }
@@ -97,6 +108,8 @@ class comm_impl {
   int m_size = 1;
   config m_settings;
   node_topology m_topology;
+  std::vector<pid_t> m_node_pids;
+  std::optional<cross_memory> m_single_copy;
   wait_policy m_policy;
   shm_segment m_control;
   waiter m_waiter;

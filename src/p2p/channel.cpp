@@ -1,5 +1,3 @@
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -16,29 +14,34 @@
 namespace cachecomm {
 
 namespace {
-const detail::setting_declaration slots_setting{
-    "CACHECOMM_P2P_SLOTS", "32",
-    "Slots in each per-pair ring of a channel (messages or chunks in flight; a power of two)."};
-const detail::setting_declaration chunk_setting{
-    "CACHECOMM_P2P_CHUNK_BYTES", "32768",
-    "Bytes per ring slot: large messages are pipelined in chunks of this size."};
-const detail::setting_declaration single_copy_setting{
-    "CACHECOMM_P2P_SINGLE_COPY", "auto",
-    "Large node-local messages read straight from the sender's memory (process_vm_readv): auto (if "
-    "the "
-    "kernel allows it, probed at start), on (fail if not allowed), off."};
-const detail::setting_declaration single_copy_bytes_setting{
-    "CACHECOMM_P2P_SINGLE_COPY_BYTES", "16384",
-    "Smallest message sent by single copy when it is enabled."};
-const detail::setting_declaration shared_copy_bytes_setting{
-    "CACHECOMM_P2P_SHARED_COPY_BYTES", "2097152",
+const detail::setting<long long> slots_setting{
+    "CACHECOMM_P2P_SLOTS",
+    32,
+    "Slots in each per-pair ring of a channel (messages or chunks in flight; a power of two).",
+    {.min = 2, .max = 65536, .power_of_two = true}};
+const detail::setting<long long> chunk_setting{
+    "CACHECOMM_P2P_CHUNK_BYTES",
+    32768,
+    "Bytes per ring slot: large messages are pipelined in chunks of this size.",
+    {.min = 64, .max = 1LL << 30, .multiple_of = 64}};
+const detail::setting<long long> single_copy_bytes_setting{
+    "CACHECOMM_P2P_SINGLE_COPY_BYTES",
+    16384,
+    "Smallest message sent by single copy when it is enabled.",
+    {.min = 0}};
+const detail::setting<long long> shared_copy_bytes_setting{
+    "CACHECOMM_P2P_SHARED_COPY_BYTES",
+    2097152,
     "Smallest single-copy message that sender and receiver copy together, piece by piece, so both "
-    "cores work on it (0: the receiver copies alone)."};
-const detail::setting_declaration nontemporal_bytes_setting{
-    "CACHECOMM_P2P_NONTEMPORAL_BYTES", "33554432",
+    "cores work on it (0: the receiver copies alone).",
+    {.min = 0}};
+const detail::setting<long long> nontemporal_bytes_setting{
+    "CACHECOMM_P2P_NONTEMPORAL_BYTES",
+    33554432,
     "Smallest pipelined message whose receive copy uses non-temporal stores (0: never). Measured "
     "here: "
-    "they win only once source and target exceed the caches (64 MiB: 2.4x, 4 MiB: even)."};
+    "they win only once source and target exceed the caches (64 MiB: 2.4x, 4 MiB: even).",
+    {.min = 0}};
 
 bool tag_matches(int wanted, int tag) {
   return wanted == any_tag || wanted == tag;
@@ -57,25 +60,17 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
   const node_topology& topology = owner.topology();
   m_node_rank = topology.node_rank;
   const config& settings = owner.settings();
-  long long slots = settings.get_int("CACHECOMM_P2P_SLOTS");
-  long long chunk = settings.get_int("CACHECOMM_P2P_CHUNK_BYTES");
-  if (slots < 2 || slots > 65536 || (slots & (slots - 1)) != 0) {
-    throw invalid_argument("cachecomm: CACHECOMM_P2P_SLOTS must be a power of two from 2 to 65536");
-  }
-  if (chunk < 64 || chunk % 64 != 0 || chunk > (1LL << 30)) {
-    throw invalid_argument(
-        "cachecomm: CACHECOMM_P2P_CHUNK_BYTES must be a multiple of 64 between 64 and 1 GiB");
-  }
-  m_slots = static_cast<std::uint32_t>(slots);
+  m_slots = static_cast<std::uint32_t>(slots_setting.read(settings));
   m_publish_every = std::max<std::uint32_t>(1, m_slots / 4);
-  m_chunk = static_cast<std::size_t>(chunk);
+  m_chunk = static_cast<std::size_t>(chunk_setting.read(settings));
+  // A zero-byte message has nothing to read from the sender.
   m_single_copy_threshold =
-      static_cast<std::size_t>(std::max(1LL, settings.get_int("CACHECOMM_P2P_SINGLE_COPY_BYTES")));
-  long long shared_copy = settings.get_int("CACHECOMM_P2P_SHARED_COPY_BYTES");
-  m_shared_copy_threshold = shared_copy <= 0 ? SIZE_MAX : static_cast<std::size_t>(shared_copy);
-  long long nontemporal = settings.get_int("CACHECOMM_P2P_NONTEMPORAL_BYTES");
+      static_cast<std::size_t>(std::max(1LL, single_copy_bytes_setting.read(settings)));
+  const long long shared_copy = shared_copy_bytes_setting.read(settings);
+  m_shared_copy_threshold = shared_copy == 0 ? SIZE_MAX : static_cast<std::size_t>(shared_copy);
+  const long long nontemporal = nontemporal_bytes_setting.read(settings);
   m_nontemporal = nontemporal > 0;
-  m_nontemporal_threshold = static_cast<std::size_t>(std::max(0LL, nontemporal));
+  m_nontemporal_threshold = static_cast<std::size_t>(nontemporal);
 
   // One block per unordered pair of node ranks {low, high}, in the order (0,1), (0,2) .. (1,2) ..
   const int node_size = topology.node_size;
@@ -91,57 +86,20 @@ channel_impl::channel_impl(comm_impl& owner) : m_owner(&owner) {
     return ring_view(m_segment.bytes_at(index * pair_bytes, pair_bytes), from < to ? 0 : 1, m_slots,
                      m_chunk);
   };
-  std::vector<pid_t> pids(static_cast<std::size_t>(node_size));
-  pid_t self_pid = ::getpid();
-  static_assert(sizeof(pid_t) == sizeof(int));
-  CACHECOMM_MPI(MPI_Allgather(&self_pid, 1, MPI_INT, pids.data(), 1, MPI_INT, owner.node()));
   m_links.resize(static_cast<std::size_t>(node_size));
   for (int peer = 0; peer < node_size; ++peer) {
     if (peer == m_node_rank) continue;
     peer_link& link = m_links[static_cast<std::size_t>(peer)];
     link.comm_rank = topology.node_ranks[static_cast<std::size_t>(peer)];
+    link.node_rank = peer;
     link.out = ring_at(m_node_rank, peer);
     link.in = ring_at(peer, m_node_rank);
-    link.pid = pids[static_cast<std::size_t>(peer)];
   }
-  probe_single_copy();
-}
-
-// Cross-memory attach needs ptrace permission over the peer; containers and Yama often refuse it,
-// so every rank tries to read a known word from its neighbour and the node agrees on the outcome.
-void channel_impl::probe_single_copy() {
-  std::string mode = m_owner->settings().get("CACHECOMM_P2P_SINGLE_COPY");
-  if (mode != "auto" && mode != "on" && mode != "off") {
-    throw invalid_argument("cachecomm: CACHECOMM_P2P_SINGLE_COPY='" + mode +
-                           "' is not one of auto, on, off");
-  }
-  const int node_size = m_owner->topology().node_size;
-  if (mode == "off" || node_size < 2) return;
-  std::uint64_t probe_value = 0x5ca1ab1e00000000ULL + static_cast<std::uint64_t>(m_node_rank);
-  std::uint64_t address = reinterpret_cast<std::uintptr_t>(&probe_value);
-  std::vector<std::uint64_t> addresses(static_cast<std::size_t>(node_size));
-  CACHECOMM_MPI(
-      MPI_Allgather(&address, 1, MPI_UINT64_T, addresses.data(), 1, MPI_UINT64_T, m_owner->node()));
-  int neighbour = (m_node_rank + 1) % node_size;
-  std::uint64_t seen = 0;
-  iovec local{&seen, sizeof seen};
-  iovec remote{reinterpret_cast<void*>(addresses[static_cast<std::size_t>(neighbour)]),
-               sizeof seen};
-  ssize_t got = ::process_vm_readv(m_links[static_cast<std::size_t>(neighbour)].pid, &local, 1,
-                                   &remote, 1, 0);
-  int works = (got == static_cast<ssize_t>(sizeof seen) &&
-               seen == 0x5ca1ab1e00000000ULL + static_cast<std::uint64_t>(neighbour))
-                  ? 1
-                  : 0;
-  int all_work = 0;
-  // Also keeps `probe_value` alive until every neighbour has read it.
-  CACHECOMM_MPI(MPI_Allreduce(&works, &all_work, 1, MPI_INT, MPI_MIN, m_owner->node()));
-  if (all_work == 0 && mode == "on") {
-    throw unsupported_error(
-        "cachecomm: CACHECOMM_P2P_SINGLE_COPY=on but process_vm_readv between ranks of "
-        "this node is not permitted (ptrace restrictions)");
-  }
-  m_single_copy = all_work != 0;
+  // Single copy is the comm's, probed once and shared with the collectives. Sender and receiver
+  // copying together needs the sender to write into the receiver's buffer.
+  m_cross = &owner.single_copy();
+  m_single_copy = m_cross->can_read();
+  if (!m_cross->can_write()) m_shared_copy_threshold = SIZE_MAX;
 }
 
 channel_impl::~channel_impl() {
@@ -360,22 +318,11 @@ void channel_impl::finish_arrival(peer_link& link) {
 namespace {
 constexpr std::size_t shared_copy_piece = std::size_t{256} * 1024;
 
-void copy_across(pid_t peer, bool write_to_peer, std::byte* local, std::uint64_t remote,
-                 std::size_t bytes, int peer_rank) {
-  std::size_t done = 0;
-  while (done < bytes) {
-    iovec mine{local + done, bytes - done};
-    iovec theirs{reinterpret_cast<void*>(remote + done), bytes - done};
-    ssize_t moved = write_to_peer ? ::process_vm_writev(peer, &mine, 1, &theirs, 1, 0)
-                                  : ::process_vm_readv(peer, &mine, 1, &theirs, 1, 0);
-    if (moved <= 0) {
-      throw system_error(
-          std::string(write_to_peer ? "process_vm_writev to" : "process_vm_readv from") + " rank " +
-              std::to_string(peer_rank),
-          errno);
-    }
-    done += static_cast<std::size_t>(moved);
-  }
+void copy_across(const cross_memory& cross, int node_rank, bool to_peer, std::byte* local,
+                 std::uint64_t remote, std::size_t bytes) {
+  const int error = to_peer ? cross.copy_to(node_rank, local, remote, bytes)
+                            : cross.copy_from(node_rank, local, remote, bytes);
+  if (error != 0) throw cross_memory_failure("channel", to_peer, node_rank, error);
 }
 }  // namespace
 
@@ -398,11 +345,11 @@ void channel_impl::help_copy(peer_link& link, std::uint32_t ticket, const std::b
     const std::size_t offset = static_cast<std::size_t>(piece) * shared_copy_piece;
     const std::size_t length = std::min<std::size_t>(shared_copy_piece, bytes - offset);
     if (as_sender) {
-      copy_across(link.pid, true, const_cast<std::byte*>(source) + offset, target + offset, length,
-                  link.comm_rank);
+      copy_across(*m_cross, link.node_rank, true, const_cast<std::byte*>(source) + offset,
+                  target + offset, length);
     } else {
-      copy_across(link.pid, false, reinterpret_cast<std::byte*>(target) + offset,
-                  reinterpret_cast<std::uintptr_t>(source) + offset, length, link.comm_rank);
+      copy_across(*m_cross, link.node_rank, false, reinterpret_cast<std::byte*>(target) + offset,
+                  reinterpret_cast<std::uintptr_t>(source) + offset, length);
     }
     ring.pieces_done().fetch_add(1, std::memory_order_seq_cst);
     m_owner->wait().wake(reinterpret_cast<const std::uint32_t*>(&ring.pieces_done()));
@@ -416,7 +363,7 @@ void channel_impl::read_single_copy(peer_link& link, const slot_header& header, 
   const std::size_t wanted = std::min<std::size_t>(header.message_bytes(), capacity);
   const std::uint32_t ticket = link.single_copy_read + 1;
   if (descriptor[1] == 0 || wanted < 2 * shared_copy_piece) {
-    copy_across(link.pid, false, target, descriptor[0], wanted, link.comm_rank);
+    copy_across(*m_cross, link.node_rank, false, target, descriptor[0], wanted);
   } else {
     // Post the target, then copy pieces alongside the sender; wait only for pieces it claimed.
     shared_copy_line& line = link.in.claim();

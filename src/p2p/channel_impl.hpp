@@ -48,9 +48,9 @@ struct unexpected_message {
 /// State of this rank toward one node peer.
 struct peer_link {
   int comm_rank = -1;
-  ring_view out;  ///< this rank → peer
-  ring_view in;   ///< peer → this rank
-  pid_t pid = 0;
+  int node_rank = -1;
+  ring_view out;                         ///< this rank → peer
+  ring_view in;                          ///< peer → this rank
   std::uint32_t produced = 0;            ///< slots written into `out`
   std::uint32_t consumed_seen = 0;       ///< last value read from out.consumed()
   std::uint32_t single_copy_sent = 0;    ///< single-copy messages posted into `out`
@@ -138,7 +138,6 @@ class channel_impl {
   void help_copy(peer_link& link, std::uint32_t ticket, const std::byte* source, bool as_sender);
   void match_posted(peer_link& link, const std::shared_ptr<p2p_operation>& operation);
   [[nodiscard]] const std::uint32_t* wake_word(const p2p_operation& operation) const;
-  void probe_single_copy();
 
   comm_impl* m_owner = nullptr;
   mpi_comm_owner m_remote;  ///< private duplicate for traffic through MPI
@@ -148,6 +147,7 @@ class channel_impl {
   std::uint32_t m_slots = 0;
   std::uint32_t m_publish_every = 1;  ///< slots consumed between publications of `consumed`
   std::size_t m_chunk = 0;
+  const cross_memory* m_cross = nullptr;  ///< the comm's single copy
   bool m_single_copy = false;
   std::size_t m_single_copy_threshold = 0;
   std::size_t m_shared_copy_threshold = 0;

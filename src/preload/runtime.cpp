@@ -11,23 +11,11 @@
 #include "cachecomm/error.hpp"
 #include "coll/mismatch_error.hpp"
 #include "preload/mpi_identity.hpp"
+#include "preload/settings.hpp"
 
 namespace cachecomm::detail::preload {
 
 namespace {
-
-// Which setting switches each collective off; communicator management has none.
-const char* switch_of(call_kind kind) {
-  switch (kind) {
-    case call_kind::barrier: return "CACHECOMM_PRELOAD_BARRIER";
-    case call_kind::bcast: return "CACHECOMM_PRELOAD_BCAST";
-    case call_kind::reduce: return "CACHECOMM_PRELOAD_REDUCE";
-    case call_kind::allreduce: return "CACHECOMM_PRELOAD_ALLREDUCE";
-    case call_kind::allgather: return "CACHECOMM_PRELOAD_ALLGATHER";
-    case call_kind::win_allocate: return "CACHECOMM_PRELOAD_WINDOWS";
-    default: return nullptr;
-  }
-}
 
 struct runtime {
   bool started = false;
@@ -166,15 +154,11 @@ void start(int provided_thread_level) {
   r.thread_level = provided_thread_level;
   try {
     r.settings = config::from_environment();
-    r.enabled = r.settings.get_bool("CACHECOMM_PRELOAD");
-    r.summary = r.settings.get_bool("CACHECOMM_PRELOAD_SUMMARY");
-    r.warmup = r.settings.get_int("CACHECOMM_PRELOAD_WARMUP");
-    if (r.warmup < 0)
-      throw cachecomm::invalid_argument("cachecomm: CACHECOMM_PRELOAD_WARMUP must be >= 0");
-    for (std::size_t kind = 0; kind < r.op_enabled.size(); ++kind) {
-      const char* name = switch_of(static_cast<call_kind>(kind));
-      r.op_enabled[kind] = name != nullptr && r.settings.get_bool(name);
-    }
+    const preload_settings read = read_preload_settings(r.settings);
+    r.enabled = read.enabled;
+    r.summary = read.summary;
+    r.warmup = read.warmup;
+    r.op_enabled = read.serve;
   } catch (const std::exception& e) {
     // A bad setting must not break a program that never asked for cachecomm: pass everything
     // through.

@@ -1,45 +1,72 @@
 // The preload library's settings. Compiled into libcachecomm (not libcachecomm_mpi) so that the
 // one settings table, and `cachecomm-info`, know them even in programs that do not preload.
-#include "cachecomm/config.hpp"
+#include "preload/settings.hpp"
 
-namespace cachecomm {
+namespace cachecomm::detail::preload {
 
 namespace {
 
-const detail::setting_declaration preload_setting{
-    "CACHECOMM_PRELOAD", "1",
+const setting<bool> preload_setting{
+    "CACHECOMM_PRELOAD", true,
     "Preload library: 0 passes every MPI call straight to the system MPI."};
-const detail::setting_declaration barrier_setting{
-    "CACHECOMM_PRELOAD_BARRIER", "1",
+const setting<bool> barrier_setting{
+    "CACHECOMM_PRELOAD_BARRIER", true,
     "Preload library: serve MPI_Barrier with cachecomm (0: pass it through)."};
-const detail::setting_declaration bcast_setting{
-    "CACHECOMM_PRELOAD_BCAST", "1",
+const setting<bool> bcast_setting{
+    "CACHECOMM_PRELOAD_BCAST", true,
     "Preload library: serve MPI_Bcast with cachecomm (0: pass it through)."};
-const detail::setting_declaration reduce_setting{
-    "CACHECOMM_PRELOAD_REDUCE", "1",
+const setting<bool> reduce_setting{
+    "CACHECOMM_PRELOAD_REDUCE", true,
     "Preload library: serve MPI_Reduce with cachecomm (0: pass it through)."};
-const detail::setting_declaration allreduce_setting{
-    "CACHECOMM_PRELOAD_ALLREDUCE", "1",
+const setting<bool> allreduce_setting{
+    "CACHECOMM_PRELOAD_ALLREDUCE", true,
     "Preload library: serve MPI_Allreduce with cachecomm (0: pass it through)."};
-const detail::setting_declaration allgather_setting{
-    "CACHECOMM_PRELOAD_ALLGATHER", "1",
+const setting<bool> allgather_setting{
+    "CACHECOMM_PRELOAD_ALLGATHER", true,
     "Preload library: serve MPI_Allgather with cachecomm (0: pass it through)."};
-const detail::setting_declaration windows_setting{
-    "CACHECOMM_PRELOAD_WINDOWS", "1",
+const setting<bool> windows_setting{
+    "CACHECOMM_PRELOAD_WINDOWS", true,
     "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with "
     "cachecomm "
     "(0: pass them through)."};
-const detail::setting_declaration warmup_setting{
-    "CACHECOMM_PRELOAD_WARMUP", "3",
+const setting<long long> warmup_setting{
+    "CACHECOMM_PRELOAD_WARMUP",
+    3,
     "Preload library: collective calls a communicator makes through MPI before cachecomm state is "
     "built "
-    "for it (short-lived communicators never pay for the shared memory)."};
-const detail::setting_declaration summary_setting{
-    "CACHECOMM_PRELOAD_SUMMARY", "0",
+    "for it (short-lived communicators never pay for the shared memory).",
+    {.min = 0}};
+const setting<bool> summary_setting{
+    "CACHECOMM_PRELOAD_SUMMARY", false,
     "Preload library: 1 prints at MPI_Finalize (rank 0, stderr) how many calls of each kind "
     "cachecomm served "
     "and how many passed through, and why."};
 
+// Which setting switches each collective off; communicator management has none.
+const setting<bool>* switch_of(call_kind kind) {
+  switch (kind) {
+    case call_kind::barrier: return &barrier_setting;
+    case call_kind::bcast: return &bcast_setting;
+    case call_kind::reduce: return &reduce_setting;
+    case call_kind::allreduce: return &allreduce_setting;
+    case call_kind::allgather: return &allgather_setting;
+    case call_kind::win_allocate: return &windows_setting;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
-}  // namespace cachecomm
+preload_settings read_preload_settings(const config& settings) {
+  preload_settings result;
+  result.enabled = preload_setting.read(settings);
+  result.summary = summary_setting.read(settings);
+  result.warmup = warmup_setting.read(settings);
+  for (std::size_t kind = 0; kind < result.serve.size(); ++kind) {
+    const setting<bool>* serve = switch_of(static_cast<call_kind>(kind));
+    result.serve[kind] = serve != nullptr && serve->read(settings);
+  }
+  return result;
+}
+
+}  // namespace cachecomm::detail::preload

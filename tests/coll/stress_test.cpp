@@ -15,6 +15,14 @@
 namespace cachecomm {
 namespace {
 
+// Any entry of a collective's registry, each as likely as the automatic choice: a new algorithm
+// joins the stress test by being registered.
+template <typename Id>
+Id pick_algorithm(const std::vector<Id>& all, unsigned pick) {
+  const std::size_t index = pick % (all.size() + 1);
+  return index == all.size() ? Id::automatic : all[index];
+}
+
 TEST(CollectiveStress, RandomSequenceMatchesMpi) {
   comm c(MPI_COMM_WORLD);
   const char* seed_text = std::getenv("CACHECOMM_STRESS_SEED");
@@ -38,7 +46,7 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
                                                : random() % 700;
     const int root = static_cast<int>(random() % static_cast<unsigned>(c.size()));
     const bool in_place_call = random() % 2 == 0;
-    const unsigned algorithm_pick = random() % 5;
+    const auto algorithm_pick = static_cast<unsigned>(random());
     const std::size_t element = size_of(type);
     const std::size_t length = count * element;
     const std::size_t total = kind == 3 ? length * static_cast<std::size_t>(c.size()) : length;
@@ -52,8 +60,7 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
     switch (kind) {
       case 0: {
         what = "broadcast";
-        const auto algorithm = algorithm_pick == 4 ? broadcast_algorithm::automatic
-                                                   : all_broadcast_algorithms()[algorithm_pick % 4];
+        const auto algorithm = pick_algorithm(all_broadcast_algorithms(), algorithm_pick);
         what += " " + std::string(to_string(algorithm));
         std::memcpy(expected.data(), input.data(), length);
         MPI_Bcast(expected.data(), n, testing::mpi_type(type), root, MPI_COMM_WORLD);
@@ -66,10 +73,7 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
       case 2: {
         // Every concrete algorithm (its steps interleave with the others' in one sequence) or
         // automatic.
-        const auto& reduce_algorithms = all_reduce_algorithms();
-        const auto algorithm = static_cast<std::size_t>(algorithm_pick) >= reduce_algorithms.size()
-                                   ? reduce_algorithm::automatic
-                                   : reduce_algorithms[static_cast<std::size_t>(algorithm_pick)];
+        const auto algorithm = pick_algorithm(all_reduce_algorithms(), algorithm_pick);
         what =
             std::string(kind == 1 ? "reduce " : "allreduce ") + std::string(to_string(algorithm));
         if (kind == 1) {
@@ -92,11 +96,7 @@ TEST(CollectiveStress, RandomSequenceMatchesMpi) {
       }
       default: {
         // Every concrete algorithm (their steps interleave with the others') or automatic.
-        const auto& allgather_algorithms = all_allgather_algorithms();
-        const auto algorithm =
-            static_cast<std::size_t>(algorithm_pick) >= allgather_algorithms.size()
-                ? allgather_algorithm::automatic
-                : allgather_algorithms[static_cast<std::size_t>(algorithm_pick)];
+        const auto algorithm = pick_algorithm(all_allgather_algorithms(), algorithm_pick);
         what = "allgather " + std::string(to_string(algorithm));
         MPI_Allgather(input.data(), n, testing::mpi_type(type), expected.data(), n,
                       testing::mpi_type(type), MPI_COMM_WORLD);

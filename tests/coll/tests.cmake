@@ -6,7 +6,7 @@ cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 3
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
 # Small region and chunks: many pipeline steps per message; single copy refused (the fallback path).
 cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 2 SUFFIX .no_single_copy
-                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_SINGLE_COPY=0 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_SINGLE_COPY=off CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
 # Copies into the shared region with and without streaming stores, whatever this CPU's default.
 cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 2 3 SUFFIX .streaming
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=1 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)

@@ -152,6 +152,16 @@ TEST(barrier, override_through_configuration) {
   settings.set("CACHECOMM_BARRIER", "tree");
   settings.set("CACHECOMM_TREE_DEGREE", "1");
   EXPECT_THROW(cachecomm::comm(MPI_COMM_WORLD, settings), cachecomm::invalid_argument);
+  // The range is declared with the setting; the error names the variable, the value and it.
+  settings.set("CACHECOMM_TREE_DEGREE", "65");
+  try {
+    cachecomm::comm refused(MPI_COMM_WORLD, settings);
+    ADD_FAILURE() << "CACHECOMM_TREE_DEGREE=65 was accepted";
+  } catch (const cachecomm::invalid_argument& error) {
+    EXPECT_STREQ(error.what(),
+                 "cachecomm: CACHECOMM_TREE_DEGREE='65' is out of range (allowed: an integer from "
+                 "2 to 64)");
+  }
 }
 
 TEST(comm, wait_settings_that_are_not_numbers_are_refused) {

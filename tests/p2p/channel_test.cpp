@@ -21,21 +21,21 @@ struct variant {
 };
 const std::vector<variant>& variants() {
   static const std::vector<variant> all{
-      {"default", {{"CACHECOMM_P2P_SINGLE_COPY", "off"}}},
+      {"default", {{"CACHECOMM_SINGLE_COPY", "off"}}},
       {"tiny_ring",
        {{"CACHECOMM_P2P_SLOTS", "4"},
         {"CACHECOMM_P2P_CHUNK_BYTES", "256"},
-        {"CACHECOMM_P2P_SINGLE_COPY", "off"}}},
+        {"CACHECOMM_SINGLE_COPY", "off"}}},
       {"single_copy",
-       {{"CACHECOMM_P2P_SINGLE_COPY", "auto"},
+       {{"CACHECOMM_SINGLE_COPY", "auto"},
         {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"},
         {"CACHECOMM_P2P_SHARED_COPY_BYTES", "0"}}},
       {"shared_copy",
-       {{"CACHECOMM_P2P_SINGLE_COPY", "auto"},
+       {{"CACHECOMM_SINGLE_COPY", "auto"},
         {"CACHECOMM_P2P_SINGLE_COPY_BYTES", "1024"},
         {"CACHECOMM_P2P_SHARED_COPY_BYTES", "1"}}},
       {"nontemporal",
-       {{"CACHECOMM_P2P_SINGLE_COPY", "off"}, {"CACHECOMM_P2P_NONTEMPORAL_BYTES", "4096"}}},
+       {{"CACHECOMM_SINGLE_COPY", "off"}, {"CACHECOMM_P2P_NONTEMPORAL_BYTES", "4096"}}},
   };
   return all;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "coll/algorithm_registry.hpp"
 #include "coll/node_barrier.hpp"
 
 using cachecomm::barrier_algorithm;
@@ -65,3 +66,18 @@ TEST(barrier_tree, shapes_match_the_paper) {
   EXPECT_EQ(tournament.gather_children, (std::vector<int>{5, 6}));
   EXPECT_EQ(tournament.gather_parent, 0);
 }
+
+namespace {
+
+// Barrier entries carry their phases like the other collectives' entries carry their functions;
+// only dissemination, whose gather already synchronizes everyone, skips its release on one node.
+TEST(barrier_registry, every_entry_carries_both_phases) {
+  for (const auto& entry : cachecomm::detail::barrier_registry()) {
+    EXPECT_NE(entry.run.arrive, nullptr) << entry.name;
+    EXPECT_NE(entry.run.depart, nullptr) << entry.name;
+    EXPECT_EQ(entry.run.gather_is_complete, entry.id == barrier_algorithm::dissemination)
+        << entry.name;
+  }
+}
+
+}  // namespace

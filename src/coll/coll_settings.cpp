@@ -1,0 +1,72 @@
+#include "coll/coll_settings.hpp"
+
+#include "coll/algorithm_registry.hpp"
+
+namespace cachecomm::detail {
+
+namespace {
+
+const setting<long long> region_setting{
+    "CACHECOMM_COLL_REGION",
+    1048576,
+    "Bytes of each of the two halves of the collectives' shared data region (per node); larger "
+    "messages are pipelined through it.",
+    {.min = 65536, .max = 1LL << 32}};
+const setting<long long> chunk_setting{"CACHECOMM_COLL_CHUNK",
+                                       131072,
+                                       "Pipeline chunk of large broadcasts and bytes per step of "
+                                       "large reductions (when oversubscribed "
+                                       "the whole region is used, to save scheduler rounds).",
+                                       {.min = 4096}};
+// A power of two, so that slot numbers stay in order when the 32-bit step counter wraps.
+const setting<long long> slots_setting{
+    "CACHECOMM_COLL_SLOTS",
+    0,
+    "Slots of 4 KiB per rank for small collectives, used round "
+    "robin; a power of two (0: 8, or 32 when "
+    "oversubscribed).",
+    {.min = 2, .max = 1024, .power_of_two = true, .zero_allowed = true}};
+const setting<streaming_choice> streaming_setting{
+    "CACHECOMM_STREAMING_STORES",
+    "auto",
+    "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
+    "auto: streaming on AMD CPUs when not oversubscribed, where taking lines back from the ranks "
+    "that read them last is slow (see docs/architecture.md).",
+    {{"auto", streaming_choice::automatic},
+     {"0", streaming_choice::off},
+     {"1", streaming_choice::on}}};
+const setting<bool> check_setting{
+    "CACHECOMM_CHECK", false,
+    "Verify on every collective that all ranks pass the same operation, count, type, reduction and "
+    "root, and report bad arguments on every rank (one extra MPI allreduce per call; off by "
+    "default)."};
+const setting<broadcast_algorithm> broadcast_setting{
+    "CACHECOMM_BCAST", "auto", algorithm_setting_text("Broadcast", broadcast_registry()),
+    algorithm_choices(broadcast_registry())};
+const setting<reduce_algorithm> reduce_setting{"CACHECOMM_REDUCE", "auto",
+                                               algorithm_setting_text("Reduce", reduce_registry()),
+                                               algorithm_choices(reduce_registry())};
+const setting<reduce_algorithm> allreduce_setting{
+    "CACHECOMM_ALLREDUCE", "auto", algorithm_setting_text("Allreduce", reduce_registry()),
+    algorithm_choices(reduce_registry())};
+const setting<allgather_algorithm> allgather_setting{
+    "CACHECOMM_ALLGATHER", "auto", algorithm_setting_text("Allgather", allgather_registry()),
+    algorithm_choices(allgather_registry())};
+
+}  // namespace
+
+coll_settings read_coll_settings(const config& settings) {
+  coll_settings result;
+  result.region_bytes = static_cast<std::size_t>(region_setting.read(settings));
+  result.chunk_bytes = static_cast<std::size_t>(chunk_setting.read(settings));
+  result.slot_ring = static_cast<std::uint32_t>(slots_setting.read(settings));
+  result.check = check_setting.read(settings);
+  result.streaming = streaming_setting.read(settings);
+  result.broadcast = broadcast_setting.read(settings);
+  result.reduce = reduce_setting.read(settings);
+  result.allreduce = allreduce_setting.read(settings);
+  result.allgather = allgather_setting.read(settings);
+  return result;
+}
+
+}  // namespace cachecomm::detail

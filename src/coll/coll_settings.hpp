@@ -1,0 +1,31 @@
+// The data collectives' settings, each declared once with its type and range (coll_settings.cpp)
+// and read once per engine into this struct.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cachecomm/collectives.hpp"
+#include "cachecomm/config.hpp"
+
+namespace cachecomm::detail {
+
+/// CACHECOMM_STREAMING_STORES.
+enum class streaming_choice { automatic = 1, off, on };
+
+struct coll_settings {
+  std::size_t region_bytes = 0;  ///< CACHECOMM_COLL_REGION: each half of the data region
+  std::size_t chunk_bytes = 0;   ///< CACHECOMM_COLL_CHUNK
+  std::uint32_t slot_ring = 0;   ///< CACHECOMM_COLL_SLOTS (0: by oversubscription)
+  bool check = false;            ///< CACHECOMM_CHECK
+  streaming_choice streaming = streaming_choice::automatic;
+  broadcast_algorithm broadcast = broadcast_algorithm::automatic;  ///< CACHECOMM_BCAST
+  reduce_algorithm reduce = reduce_algorithm::automatic;           ///< CACHECOMM_REDUCE
+  reduce_algorithm allreduce = reduce_algorithm::automatic;        ///< CACHECOMM_ALLREDUCE
+  allgather_algorithm allgather = allgather_algorithm::automatic;  ///< CACHECOMM_ALLGATHER
+};
+
+/// Throws invalid_argument naming the variable, its value and what it accepts.
+[[nodiscard]] coll_settings read_coll_settings(const config& settings);
+
+}  // namespace cachecomm::detail

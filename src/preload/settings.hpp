@@ -1,0 +1,23 @@
+// The preload library's settings (settings.cpp), read once when MPI is initialized.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "cachecomm/config.hpp"
+#include "preload/call_stats.hpp"
+
+namespace cachecomm::detail::preload {
+
+struct preload_settings {
+  bool enabled = false;  ///< CACHECOMM_PRELOAD
+  bool summary = false;  ///< CACHECOMM_PRELOAD_SUMMARY
+  long long warmup = 3;  ///< CACHECOMM_PRELOAD_WARMUP
+  /// Per call kind, its CACHECOMM_PRELOAD_<kind> switch (false for kinds that have none).
+  std::array<bool, static_cast<std::size_t>(call_kind::count_)> serve{};
+};
+
+/// Throws invalid_argument naming the variable, its value and what it accepts.
+[[nodiscard]] preload_settings read_preload_settings(const config& settings);
+
+}  // namespace cachecomm::detail::preload
