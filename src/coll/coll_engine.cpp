@@ -59,7 +59,7 @@ std::uint64_t& posted_bytes(padded_flag& line) {
 std::string describe_call(std::uint32_t info, std::uint64_t bytes) {
   const auto kind = info >> 16U;
   std::string text = std::to_string(bytes) + " bytes";
-  if (kind == 2) {
+  if (kind == 2 || kind == 7) {
     const auto type = static_cast<datatype>((info >> 8U) & 0xffU);
     const auto op = static_cast<reduce_op>(info & 0xffU);
     text += " of " + std::string(to_string(type)) + " (" + std::to_string(bytes / size_of(type)) +
@@ -73,6 +73,10 @@ const char* kind_name(std::uint32_t info) {
     case 1: return "broadcast";
     case 2: return "reduction";
     case 3: return "allgather";
+    case 4: return "gather";
+    case 5: return "scatter";
+    case 6: return "alltoall";
+    case 7: return "scan";
     default: return "collective";
   }
 }
@@ -128,6 +132,9 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.reduce = parse_reduce_algorithm(settings.get("CACHECOMM_REDUCE"));
   m_tuning.allreduce = parse_reduce_algorithm(settings.get("CACHECOMM_ALLREDUCE"));
   m_tuning.allgather = parse_allgather_algorithm(settings.get("CACHECOMM_ALLGATHER"));
+  m_tuning.gather = parse_gather_algorithm(settings.get("CACHECOMM_GATHER"));
+  m_tuning.scatter = parse_scatter_algorithm(settings.get("CACHECOMM_SCATTER"));
+  m_tuning.alltoall = parse_alltoall_algorithm(settings.get("CACHECOMM_ALLTOALL"));
 
   segment_layout layout;
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));

@@ -30,6 +30,9 @@ inline constexpr std::size_t single_copy_broadcast_min_bytes = 128U << 10;
 inline constexpr std::size_t single_copy_allgather_min_bytes = 64U << 10;
 /// The system MPI's own allgather from this block size (2 ranks on their own cores, one node).
 inline constexpr std::size_t system_allgather_min_bytes = 1U << 20;
+/// Single-copy gather, scatter and alltoall from this block size (2 ranks per node on their own
+/// cores).
+inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
 /// Oversubscribed rooted reduce through slots up to this size.
 inline constexpr std::size_t oversubscribed_slot_reduce_max_bytes = 128U << 10;
 }  // namespace thresholds
@@ -183,6 +186,56 @@ inline selection<barrier_algorithm> select_barrier(const selection_input& input,
             "at most 8 ranks: one level, each rank polls only its own line"};
   }
   return {barrier_algorithm::tree, "more than 8 ranks: a k-ary tree keeps each line's readers few"};
+}
+
+// Gather, scatter and alltoall: single copy (one copy per block, read from its owner's cache)
+// against central (a copy into shared memory and one out) from 64 KiB blocks at 2 ranks on their
+// own cores, as for allgather, whose traffic per block is the same (see select_allgather);
+// oversubscribed, central's lower CPU time per byte wins. `what` names the setting in the reason.
+namespace selection_rules {
+inline bool single_copy_blocks(const selection_input& input) {
+  return input.node.single_copy && input.node.node_size > 1 && on_own_cores_in_pair(input.node) &&
+         input.bytes >= thresholds::single_copy_blocks_min_bytes;
+}
+}  // namespace selection_rules
+
+inline selection<gather_algorithm> select_gather(const selection_input& input,
+                                                 gather_algorithm requested) {
+  if (requested != gather_algorithm::automatic) return {requested, "set by CACHECOMM_GATHER"};
+  if (selection_rules::single_copy_blocks(input)) {
+    return {gather_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: the root pulls each block straight from "
+            "its owner's buffer (cross-memory attach)"};
+  }
+  return {gather_algorithm::central,
+          "blocks through shared memory: each rank copies its block into its slot (or the data "
+          "region), the root copies them out"};
+}
+
+inline selection<scatter_algorithm> select_scatter(const selection_input& input,
+                                                   scatter_algorithm requested) {
+  if (requested != scatter_algorithm::automatic) return {requested, "set by CACHECOMM_SCATTER"};
+  if (selection_rules::single_copy_blocks(input)) {
+    return {scatter_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: each rank pulls its block straight from the "
+            "root's buffer (cross-memory attach)"};
+  }
+  return {scatter_algorithm::central,
+          "blocks through shared memory: the root copies them into its slot (or the data region), "
+          "each rank copies its own out"};
+}
+
+inline selection<alltoall_algorithm> select_alltoall(const selection_input& input,
+                                                     alltoall_algorithm requested) {
+  if (requested != alltoall_algorithm::automatic) return {requested, "set by CACHECOMM_ALLTOALL"};
+  if (selection_rules::single_copy_blocks(input)) {
+    return {alltoall_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: each rank pulls its block from the other's "
+            "send buffer (cross-memory attach)"};
+  }
+  return {alltoall_algorithm::central,
+          "blocks through shared memory: each rank copies its blocks into its slot (or its part "
+          "of the data region), each copies the blocks meant for it out"};
 }
 
 }  // namespace cachecomm::detail
