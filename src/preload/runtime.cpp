@@ -24,6 +24,11 @@ const char* switch_of(call_kind kind) {
     case call_kind::reduce: return "CACHECOMM_PRELOAD_REDUCE";
     case call_kind::allreduce: return "CACHECOMM_PRELOAD_ALLREDUCE";
     case call_kind::allgather: return "CACHECOMM_PRELOAD_ALLGATHER";
+    case call_kind::gather: return "CACHECOMM_PRELOAD_GATHER";
+    case call_kind::scatter: return "CACHECOMM_PRELOAD_SCATTER";
+    case call_kind::alltoall: return "CACHECOMM_PRELOAD_ALLTOALL";
+    case call_kind::scan:
+    case call_kind::exscan: return "CACHECOMM_PRELOAD_SCAN";
     case call_kind::win_allocate: return "CACHECOMM_PRELOAD_WINDOWS";
     default: return nullptr;
   }

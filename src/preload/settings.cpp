@@ -24,6 +24,18 @@ const detail::setting_declaration allreduce_setting{
 const detail::setting_declaration allgather_setting{
     "CACHECOMM_PRELOAD_ALLGATHER", "1",
     "Preload library: serve MPI_Allgather with cachecomm (0: pass it through)."};
+const detail::setting_declaration gather_setting{
+    "CACHECOMM_PRELOAD_GATHER", "1",
+    "Preload library: serve MPI_Gather with cachecomm (0: pass it through)."};
+const detail::setting_declaration scatter_setting{
+    "CACHECOMM_PRELOAD_SCATTER", "1",
+    "Preload library: serve MPI_Scatter with cachecomm (0: pass it through)."};
+const detail::setting_declaration alltoall_setting{
+    "CACHECOMM_PRELOAD_ALLTOALL", "1",
+    "Preload library: serve MPI_Alltoall with cachecomm (0: pass it through)."};
+const detail::setting_declaration scan_setting{
+    "CACHECOMM_PRELOAD_SCAN", "1",
+    "Preload library: serve MPI_Scan and MPI_Exscan with cachecomm (0: pass them through)."};
 const detail::setting_declaration windows_setting{
     "CACHECOMM_PRELOAD_WINDOWS", "1",
     "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with "
