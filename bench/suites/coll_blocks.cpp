@@ -101,7 +101,7 @@ void run_block_op(coll_context& context, block_op op) {
     std::vector<double> receive(receive_all ? doubles * size : doubles, 0.0);
     const int n = static_cast<int>(prefix ? count : bytes);
     std::vector<candidate> candidates;
-    std::string chosen = "slots-in-rank-order";
+    std::string chosen = "rank-ordered";
     switch (op) {
       case block_op::gather:
         candidates.push_back(
