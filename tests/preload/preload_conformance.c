@@ -380,6 +380,11 @@ static void movements(MPI_Comm comm, const type_info* t, int salt) {
 
 /* MPI_Gather, MPI_Scatter (every root class) and MPI_Alltoall, in place and not. */
 static void blocks(MPI_Comm comm, const type_info* t, int salt) {
+#ifdef MPICH_VERSION
+  /* MPICH 4.0.2 fails (plain, without the preload) with "Message truncated" in MPI_Scatter at a
+   * root other than 0 and in MPI_Alltoall in place on the pair types (gaps in their layout). */
+  if (t->klass == K_PAIR) return;
+#endif
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
