@@ -124,3 +124,7 @@ void allgather(comm& c, std::span<const T> send, std::span<T> receive) {
 }
 
 }  // namespace cachecomm
+
+// The block collectives (gather, scatter, alltoall) and the prefix reductions (scan, exscan).
+#include "cachecomm/gather_scatter.hpp"  // IWYU pragma: export
+#include "cachecomm/scan.hpp"            // IWYU pragma: export

@@ -149,6 +149,68 @@ constexpr std::array barriers = {
                   tree_phases<barrier_algorithm::binomial>, always},
 };
 
+// Gather, scatter, alltoall: central through slots or the region, or single copy (where the kernel
+// refuses cross-memory attach: central).
+constexpr std::array gathers = {
+    gather_entry{gather_algorithm::central, "central",
+                 "every rank copies its block into its shared slot (or its part of the data "
+                 "region, pipelined) and the root copies all blocks out",
+                 [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes,
+                    int root) { engine.gather_central(input, output, block_bytes, root); },
+                 always},
+    gather_entry{gather_algorithm::single_copy, "single-copy",
+                 "the root pulls every block straight from its owner's buffer (cross-memory "
+                 "attach; where the kernel refuses it: central)",
+                 [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes,
+                    int root) {
+                   if (engine.node_size() > 1 && engine.single_copy_available())
+                     engine.gather_single_copy(input, output, block_bytes, root);
+                   else
+                     engine.gather_central(input, output, block_bytes, root);
+                 },
+                 with_single_copy},
+};
+
+constexpr std::array scatters = {
+    scatter_entry{scatter_algorithm::central, "central",
+                  "the root copies every block into its shared slot (or the data region, "
+                  "pipelined) and each rank copies its own out",
+                  [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes,
+                     int root) { engine.scatter_central(input, output, block_bytes, root); },
+                  always},
+    scatter_entry{scatter_algorithm::single_copy, "single-copy",
+                  "every rank pulls its block straight from the root's buffer (cross-memory "
+                  "attach; where the kernel refuses it: central)",
+                  [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes,
+                     int root) {
+                    if (engine.node_size() > 1 && engine.single_copy_available())
+                      engine.scatter_single_copy(input, output, block_bytes, root);
+                    else
+                      engine.scatter_central(input, output, block_bytes, root);
+                  },
+                  with_single_copy},
+};
+
+constexpr std::array alltoalls = {
+    alltoall_entry{alltoall_algorithm::central, "central",
+                   "every rank copies its blocks into its shared slot (or its part of the data "
+                   "region, pipelined) and each rank copies the blocks meant for it out",
+                   [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes,
+                      int /*root*/) { engine.alltoall_central(input, output, block_bytes); },
+                   always},
+    alltoall_entry{alltoall_algorithm::single_copy, "single-copy",
+                   "every rank pulls its block from each other rank's send buffer (cross-memory "
+                   "attach; where the kernel refuses it: central)",
+                   [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes,
+                      int /*root*/) {
+                     if (engine.node_size() > 1 && engine.single_copy_available())
+                       engine.alltoall_single_copy(input, output, block_bytes);
+                     else
+                       engine.alltoall_central(input, output, block_bytes);
+                   },
+                   with_single_copy},
+};
+
 // Entry i has id i + 1 (0 is `automatic`), so a lookup is an index.
 template <typename Entry, std::size_t count>
 constexpr bool in_enum_order(const std::array<Entry, count>& table) {
@@ -159,6 +221,7 @@ constexpr bool in_enum_order(const std::array<Entry, count>& table) {
 }
 static_assert(in_enum_order(broadcasts) && in_enum_order(reductions) && in_enum_order(allgathers) &&
               in_enum_order(barriers));
+static_assert(in_enum_order(gathers) && in_enum_order(scatters) && in_enum_order(alltoalls));
 
 template <typename Entry, typename Id>
 const Entry& lookup(std::span<const Entry> table, Id id, const char* collective) {
@@ -211,6 +274,25 @@ std::span<const barrier_entry> barrier_registry() {
   return barriers;
 }
 
+std::span<const gather_entry> gather_registry() {
+  return gathers;
+}
+std::span<const scatter_entry> scatter_registry() {
+  return scatters;
+}
+std::span<const alltoall_entry> alltoall_registry() {
+  return alltoalls;
+}
+
+const gather_entry& entry_of(gather_algorithm id) {
+  return lookup(gather_registry(), id, "gather");
+}
+const scatter_entry& entry_of(scatter_algorithm id) {
+  return lookup(scatter_registry(), id, "scatter");
+}
+const alltoall_entry& entry_of(alltoall_algorithm id) {
+  return lookup(alltoall_registry(), id, "alltoall");
+}
 const broadcast_entry& entry_of(broadcast_algorithm id) {
   return lookup(broadcast_registry(), id, "broadcast");
 }
@@ -225,6 +307,37 @@ const barrier_entry& entry_of(barrier_algorithm id) {
 }
 
 }  // namespace detail
+
+std::string_view to_string(gather_algorithm algorithm) {
+  return detail::name_of(detail::gather_registry(), algorithm);
+}
+std::string_view to_string(scatter_algorithm algorithm) {
+  return detail::name_of(detail::scatter_registry(), algorithm);
+}
+std::string_view to_string(alltoall_algorithm algorithm) {
+  return detail::name_of(detail::alltoall_registry(), algorithm);
+}
+gather_algorithm parse_gather_algorithm(std::string_view text) {
+  return detail::parse(detail::gather_registry(), text, "gather");
+}
+scatter_algorithm parse_scatter_algorithm(std::string_view text) {
+  return detail::parse(detail::scatter_registry(), text, "scatter");
+}
+alltoall_algorithm parse_alltoall_algorithm(std::string_view text) {
+  return detail::parse(detail::alltoall_registry(), text, "alltoall");
+}
+const std::vector<gather_algorithm>& all_gather_algorithms() {
+  static const std::vector<gather_algorithm> all = detail::ids_of(detail::gather_registry());
+  return all;
+}
+const std::vector<scatter_algorithm>& all_scatter_algorithms() {
+  static const std::vector<scatter_algorithm> all = detail::ids_of(detail::scatter_registry());
+  return all;
+}
+const std::vector<alltoall_algorithm>& all_alltoall_algorithms() {
+  static const std::vector<alltoall_algorithm> all = detail::ids_of(detail::alltoall_registry());
+  return all;
+}
 
 std::string_view to_string(broadcast_algorithm algorithm) {
   return detail::name_of(detail::broadcast_registry(), algorithm);

@@ -52,23 +52,35 @@ struct barrier_function {
   /// The gather alone is a complete barrier (dissemination): a single-node barrier skips `depart`.
   bool gather_is_complete = false;
 };
+/// gather and scatter: `root` is a node rank; alltoall ignores it.
+using block_function = void (*)(coll_engine& engine, const void* input, void* output,
+                                std::size_t block_bytes, int root);
 
 using broadcast_entry = algorithm_entry<broadcast_algorithm, broadcast_function>;
 using reduce_entry = algorithm_entry<reduce_algorithm, reduce_function>;
 using allgather_entry = algorithm_entry<allgather_algorithm, allgather_function>;
 using barrier_entry = algorithm_entry<barrier_algorithm, barrier_function>;
+using gather_entry = algorithm_entry<gather_algorithm, block_function>;
+using scatter_entry = algorithm_entry<scatter_algorithm, block_function>;
+using alltoall_entry = algorithm_entry<alltoall_algorithm, block_function>;
 
 /// Every concrete algorithm of each collective, in enum order (entry i has id i + 1).
 [[nodiscard]] std::span<const broadcast_entry> broadcast_registry();
 [[nodiscard]] std::span<const reduce_entry> reduce_registry();  ///< reduce and allreduce
 [[nodiscard]] std::span<const allgather_entry> allgather_registry();
 [[nodiscard]] std::span<const barrier_entry> barrier_registry();
+[[nodiscard]] std::span<const gather_entry> gather_registry();
+[[nodiscard]] std::span<const scatter_entry> scatter_registry();
+[[nodiscard]] std::span<const alltoall_entry> alltoall_registry();
 
 /// The entry of a concrete algorithm; throws usage_error for `automatic` or an unknown value.
 [[nodiscard]] const broadcast_entry& entry_of(broadcast_algorithm id);
 [[nodiscard]] const reduce_entry& entry_of(reduce_algorithm id);
 [[nodiscard]] const allgather_entry& entry_of(allgather_algorithm id);
 [[nodiscard]] const barrier_entry& entry_of(barrier_algorithm id);
+[[nodiscard]] const gather_entry& entry_of(gather_algorithm id);
+[[nodiscard]] const scatter_entry& entry_of(scatter_algorithm id);
+[[nodiscard]] const alltoall_entry& entry_of(alltoall_algorithm id);
 
 /// "auto, name1, name2, ..." for a setting's description and a parse error.
 template <typename Entry>

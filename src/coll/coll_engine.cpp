@@ -33,7 +33,7 @@ std::uint64_t& posted_bytes(padded_flag& line) {
 std::string describe_call(std::uint32_t info, std::uint64_t bytes) {
   const auto kind = info >> 16U;
   std::string text = std::to_string(bytes) + " bytes";
-  if (kind == 2) {
+  if (kind == 2 || kind == 7) {
     const auto type = static_cast<datatype>((info >> 8U) & 0xffU);
     const auto op = static_cast<reduce_op>(info & 0xffU);
     text += " of " + std::string(to_string(type)) + " (" + std::to_string(bytes / size_of(type)) +
@@ -47,6 +47,10 @@ const char* kind_name(std::uint32_t info) {
     case 1: return "broadcast";
     case 2: return "reduction";
     case 3: return "allgather";
+    case 4: return "gather";
+    case 5: return "scatter";
+    case 6: return "alltoall";
+    case 7: return "scan";
     default: return "collective";
   }
 }
@@ -86,6 +90,9 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.reduce = settings.reduce;
   m_tuning.allreduce = settings.allreduce;
   m_tuning.allgather = settings.allgather;
+  m_tuning.gather = settings.gather;
+  m_tuning.scatter = settings.scatter;
+  m_tuning.alltoall = settings.alltoall;
 
   segment_layout layout;
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));

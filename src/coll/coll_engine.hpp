@@ -35,6 +35,10 @@ struct coll_tuning {
   reduce_algorithm reduce = reduce_algorithm::automatic;
   reduce_algorithm allreduce = reduce_algorithm::automatic;
   allgather_algorithm allgather = allgather_algorithm::automatic;
+  // CACHECOMM_GATHER / _SCATTER / _ALLTOALL
+  gather_algorithm gather = gather_algorithm::automatic;
+  scatter_algorithm scatter = scatter_algorithm::automatic;
+  alltoall_algorithm alltoall = alltoall_algorithm::automatic;
 };
 
 class coll_engine {
@@ -82,7 +86,28 @@ class coll_engine {
   /// took cachecomm's path would never enter MPI's call, and MPI's would never return).
   void agree_on_mpi_allgather(std::size_t block_bytes);
 
+  /// Block collectives (gather.cpp, scatter.cpp, alltoall.cpp): `root` is a node rank; the root's
+  /// `input` may equal output + root * block_bytes (gather), its `output` may be null (scatter,
+  /// its block stays in place); alltoall's input and output must not overlap.
+  void gather(const void* input, void* output, std::size_t block_bytes, int root,
+              gather_algorithm algorithm);
+  void scatter(const void* input, void* output, std::size_t block_bytes, int root,
+               scatter_algorithm algorithm);
+  void alltoall(const void* input, void* output, std::size_t block_bytes,
+                alltoall_algorithm algorithm);
+  /// Prefix reduction in rank order (scan.cpp); `exclusive`: node rank 0's output is untouched.
+  /// `input` may equal `output`.
+  void scan(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
+            bool exclusive);
+
   // The algorithms, called by their registry entries (algorithm_registry.cpp).
+  void gather_central(const void* input, void* output, std::size_t block_bytes, int root);
+  void gather_single_copy(const void* input, void* output, std::size_t block_bytes, int root);
+  void scatter_central(const void* input, void* output, std::size_t block_bytes, int root);
+  void scatter_single_copy(const void* input, void* output, std::size_t block_bytes, int root);
+  void alltoall_central(const void* input, void* output, std::size_t block_bytes);
+  void alltoall_single_copy(const void* input, void* output, std::size_t block_bytes);
+
   void broadcast_slots(void* buffer, std::size_t bytes, int root);
   void broadcast_tree(void* buffer, std::size_t bytes, int root);
   void broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth);
@@ -108,7 +133,15 @@ class coll_engine {
   };
   static_assert(sizeof(slot_header) == slot_header_bytes);
   /// What every rank of one call must agree on.
-  enum class call_kind : std::uint32_t { broadcast = 1, reduce = 2, allgather = 3 };
+  enum class call_kind : std::uint32_t {
+    broadcast = 1,
+    reduce = 2,
+    allgather = 3,
+    gather = 4,
+    scatter = 5,
+    alltoall = 6,
+    scan = 7
+  };
   struct call_description {
     std::uint32_t number = 0;      ///< calls of this engine so far, this one included (never 0)
     std::uint32_t first_step = 0;  ///< the call's first step (tells calls apart on posted lines)
@@ -174,6 +207,13 @@ class coll_engine {
 
   /// Bytes each rank stages per step in reduce_gather (smaller when the region is short).
   static constexpr std::size_t reduce_gather_chunk = 64U << 10;
+  /// Single copy: publishes `address` for this step's readers (the address line, then `posted`).
+  void publish_address(std::uint32_t step, const void* address);
+  /// The address `rank` published for `step` (waits for it).
+  std::uint64_t published_address(int rank, std::uint32_t step, const char* what);
+  /// Waits until every other rank has finished `step` (they read this rank's buffer).
+  void wait_readers(std::uint32_t step, const char* what);
+
   int m_size = 1;
   int m_rank = 0;
   bool m_oversubscribed = false;

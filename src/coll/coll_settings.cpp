@@ -52,6 +52,15 @@ const setting<reduce_algorithm> allreduce_setting{
 const setting<allgather_algorithm> allgather_setting{
     "CACHECOMM_ALLGATHER", "auto", algorithm_setting_text("Allgather", allgather_registry()),
     algorithm_choices(allgather_registry())};
+const setting<gather_algorithm> gather_setting{
+    "CACHECOMM_GATHER", "auto", algorithm_setting_text("Gather", gather_registry()),
+    algorithm_choices(gather_registry())};
+const setting<scatter_algorithm> scatter_setting{
+    "CACHECOMM_SCATTER", "auto", algorithm_setting_text("Scatter", scatter_registry()),
+    algorithm_choices(scatter_registry())};
+const setting<alltoall_algorithm> alltoall_setting{
+    "CACHECOMM_ALLTOALL", "auto", algorithm_setting_text("Alltoall", alltoall_registry()),
+    algorithm_choices(alltoall_registry())};
 
 }  // namespace
 
@@ -66,6 +75,9 @@ coll_settings read_coll_settings(const config& settings) {
   result.reduce = reduce_setting.read(settings);
   result.allreduce = allreduce_setting.read(settings);
   result.allgather = allgather_setting.read(settings);
+  result.gather = gather_setting.read(settings);
+  result.scatter = scatter_setting.read(settings);
+  result.alltoall = alltoall_setting.read(settings);
   return result;
 }
 

@@ -23,6 +23,9 @@ struct coll_settings {
   reduce_algorithm reduce = reduce_algorithm::automatic;           ///< CACHECOMM_REDUCE
   reduce_algorithm allreduce = reduce_algorithm::automatic;        ///< CACHECOMM_ALLREDUCE
   allgather_algorithm allgather = allgather_algorithm::automatic;  ///< CACHECOMM_ALLGATHER
+  gather_algorithm gather = gather_algorithm::automatic;           ///< CACHECOMM_GATHER
+  scatter_algorithm scatter = scatter_algorithm::automatic;        ///< CACHECOMM_SCATTER
+  alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
 };
 
 /// Throws invalid_argument naming the variable, its value and what it accepts.

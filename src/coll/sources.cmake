@@ -14,4 +14,10 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/reduce_large.cpp
   ${CMAKE_CURRENT_LIST_DIR}/allgather_single_copy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shared_copy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/single_copy_exchange.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gather.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/scatter.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/alltoall.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/scan.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/block_collectives.cpp
 )

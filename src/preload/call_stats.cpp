@@ -15,6 +15,11 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::reduce: return "MPI_Reduce";
     case call_kind::allreduce: return "MPI_Allreduce";
     case call_kind::allgather: return "MPI_Allgather";
+    case call_kind::gather: return "MPI_Gather";
+    case call_kind::scatter: return "MPI_Scatter";
+    case call_kind::alltoall: return "MPI_Alltoall";
+    case call_kind::scan: return "MPI_Scan";
+    case call_kind::exscan: return "MPI_Exscan";
     case call_kind::win_allocate: return "MPI_Win_allocate";
     case call_kind::win_fence: return "MPI_Win_fence";
     case call_kind::win_pscw: return "MPI_Win_post/start/complete/wait";

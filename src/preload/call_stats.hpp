@@ -15,6 +15,11 @@ enum class call_kind {
   reduce,
   allreduce,
   allgather,
+  gather,
+  scatter,
+  alltoall,
+  scan,
+  exscan,
   win_allocate,
   win_fence,
   win_pscw,
@@ -68,7 +73,9 @@ enum class outcome {
 /// The data collectives and the barrier (served at every thread level).
 [[nodiscard]] constexpr bool is_collective(call_kind kind) {
   return kind == call_kind::barrier || kind == call_kind::bcast || kind == call_kind::reduce ||
-         kind == call_kind::allreduce || kind == call_kind::allgather;
+         kind == call_kind::allreduce || kind == call_kind::allgather ||
+         kind == call_kind::gather || kind == call_kind::scatter || kind == call_kind::alltoall ||
+         kind == call_kind::scan || kind == call_kind::exscan;
 }
 
 [[nodiscard]] std::string_view mpi_name(call_kind kind);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "preload/collective_routing.hpp"
 #include "preload/handle_mapping.hpp"
 #include "preload/runtime.hpp"
 #include "preload/type_layout.hpp"
@@ -23,111 +24,12 @@
 namespace preload = cachecomm::detail::preload;
 using preload::call_kind;
 using preload::outcome;
-
-namespace {
-
-// The decision for one call: the cachecomm communicator to serve it with, or why not.
-struct route {
-  cachecomm::comm* fast = nullptr;
-  outcome why_not = outcome::served;
-  int error_code = MPI_SUCCESS;  ///< building the state failed and was reported: return this
-};
-
-route route_call(call_kind kind, MPI_Comm comm) {
-  route r;
-  r.fast = preload::hot_comm(kind, comm);
-  if (r.fast != nullptr) return r;
-  if (auto blocked = preload::globally_blocked(kind)) {
-    r.why_not = *blocked;
-    return r;
-  }
-  r.fast = preload::fast_comm(comm, r.why_not, r.error_code);
-  if (r.error_code != MPI_SUCCESS) preload::stats().count(kind, outcome::cachecomm_error);
-  return r;
-}
-
-// Counts and forwards: `pass` is the PMPI call.
-template <typename Pass>
-int pass_through(call_kind kind, outcome why, Pass&& pass) {
-  preload::stats().count(kind, why);
-  return pass();
-}
-
-// Runs the cachecomm implementation; a failure goes through the communicator's error handler.
-template <typename Serve>
-int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
-  try {
-    preload::cachecomm_scope scope;
-    body();
-  } catch (...) {
-    preload::stats().count(kind, outcome::cachecomm_error);
-    return preload::report_failure(comm, call);
-  }
-  preload::stats().count_served(kind);
-  return MPI_SUCCESS;
-}
-
-bool valid_root(const cachecomm::comm& c, int root) {
-  return root >= 0 && root < c.size();
-}
-
-/// cachecomm's type and operation for an MPI reduction.
-struct served_reduction {
-  MPI_Datatype mpi_type = MPI_DATATYPE_NULL;
-  MPI_Op mpi_op = MPI_OP_NULL;
-  cachecomm::datatype type{};
-  cachecomm::reduce_op op{};
-};
-
-/// MPI_BYTE with a bitwise operation and MPI_C_BOOL with a logical one (the only operations MPI
-/// defines on them) reduce exactly as bytes: cachecomm's logical operations give 0 or 1.
-std::optional<cachecomm::reduce_op> byte_reduction(MPI_Datatype datatype, MPI_Op op) {
-  if (datatype == MPI_BYTE) {
-    if (op == MPI_BAND) return cachecomm::reduce_op::bitwise_and;
-    if (op == MPI_BOR) return cachecomm::reduce_op::bitwise_or;
-    if (op == MPI_BXOR) return cachecomm::reduce_op::bitwise_xor;
-  }
-  if (datatype == MPI_C_BOOL && sizeof(bool) == 1) {
-    if (op == MPI_LAND) return cachecomm::reduce_op::logical_and;
-    if (op == MPI_LOR) return cachecomm::reduce_op::logical_or;
-    if (op == MPI_LXOR) return cachecomm::reduce_op::logical_xor;
-  }
-  return std::nullopt;
-}
-
-/// The reduction of (`datatype`, `op`), or nothing with the reason in `why`. The last pair served
-/// is kept per thread (programs repeat the same reduction every step): the next call with both
-/// skips the look-ups. Predefined datatypes only: their handles are never freed.
-std::optional<served_reduction> reduction_of(MPI_Datatype datatype, MPI_Op op, outcome& why) {
-  thread_local served_reduction last;
-  if (datatype == last.mpi_type && op == last.mpi_op && datatype != MPI_DATATYPE_NULL) return last;
-  if (auto bytes = byte_reduction(datatype, op)) {
-    last = {datatype, op, cachecomm::datatype::uint8, *bytes};
-    return last;
-  }
-  auto type = preload::as_reducible(datatype, why);
-  if (!type) return std::nullopt;
-  auto operation = preload::as_reduce_op(op, why);
-  if (!operation) return std::nullopt;
-  if (!cachecomm::supports(*type, *operation)) {
-    why = outcome::unsupported_pair;
-    return std::nullopt;
-  }
-  last = {datatype, op, *type, *operation};
-  return last;
-}
-
-// MPI requires the same operation on every rank and, for a predefined operation, the same
-// predefined datatype (Open MPI and MPICH refuse a derived one with MPI_ERR_OP), so this decision
-// takes every rank the same way. Derived datatypes go to MPI, which reports them as it would.
-std::optional<served_reduction> reduction_for(MPI_Datatype datatype, MPI_Op op, outcome& why) {
-  auto reduction = reduction_of(datatype, op, why);
-  // A user-defined operation is the first reason (it would pass with any datatype).
-  if (!reduction && why == outcome::derived_datatype) (void)preload::as_reduce_op(op, why);
-  return reduction;
-}
-
-}  // namespace
+using preload::pass_through;
+using preload::reduction_for;
+using preload::route;
+using preload::route_call;
+using preload::serve;
+using preload::valid_root;
 
 extern "C" {
 

@@ -24,6 +24,18 @@ const setting<bool> allreduce_setting{
 const setting<bool> allgather_setting{
     "CACHECOMM_PRELOAD_ALLGATHER", true,
     "Preload library: serve MPI_Allgather with cachecomm (0: pass it through)."};
+const setting<bool> gather_setting{
+    "CACHECOMM_PRELOAD_GATHER", true,
+    "Preload library: serve MPI_Gather with cachecomm (0: pass it through)."};
+const setting<bool> scatter_setting{
+    "CACHECOMM_PRELOAD_SCATTER", true,
+    "Preload library: serve MPI_Scatter with cachecomm (0: pass it through)."};
+const setting<bool> alltoall_setting{
+    "CACHECOMM_PRELOAD_ALLTOALL", true,
+    "Preload library: serve MPI_Alltoall with cachecomm (0: pass it through)."};
+const setting<bool> scan_setting{
+    "CACHECOMM_PRELOAD_SCAN", true,
+    "Preload library: serve MPI_Scan and MPI_Exscan with cachecomm (0: pass them through)."};
 const setting<bool> windows_setting{
     "CACHECOMM_PRELOAD_WINDOWS", true,
     "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with "
@@ -50,6 +62,11 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::reduce: return &reduce_setting;
     case call_kind::allreduce: return &allreduce_setting;
     case call_kind::allgather: return &allgather_setting;
+    case call_kind::gather: return &gather_setting;
+    case call_kind::scatter: return &scatter_setting;
+    case call_kind::alltoall: return &alltoall_setting;
+    case call_kind::scan:
+    case call_kind::exscan: return &scan_setting;
     case call_kind::win_allocate: return &windows_setting;
     default: return nullptr;
   }

@@ -62,7 +62,10 @@ preload_case(preload_datatypes RANKS 1 2 3 4 5 8
 # Conformance: every operation x datatype x root x in-place x communicator kind, checked values,
 # identical output plain and preloaded.
 preload_case(preload_conformance RANKS 1 2 3 4 5 8
-  ARGS ${preload_served} --reason MPI_Allreduce:unmapped-datatype --reason MPI_Reduce:unmapped-datatype
+  ARGS ${preload_served} --served MPI_Gather --served MPI_Scatter --served MPI_Alltoall
+       --served MPI_Scan --served MPI_Exscan
+       --reason MPI_Allreduce:unmapped-datatype --reason MPI_Reduce:unmapped-datatype
+       --reason MPI_Scan:unmapped-datatype --reason MPI_Exscan:unmapped-datatype
        -- $<TARGET_FILE:preload_conformance>)
 preload_case(preload_passthrough RANKS 2 3 4 8
   ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)

@@ -13,9 +13,12 @@
 namespace {
 
 using cachecomm::allgather_algorithm;
+using cachecomm::alltoall_algorithm;
 using cachecomm::barrier_algorithm;
 using cachecomm::broadcast_algorithm;
+using cachecomm::gather_algorithm;
 using cachecomm::reduce_algorithm;
+using cachecomm::scatter_algorithm;
 using namespace cachecomm::detail;
 
 constexpr std::size_t KiB = 1024;
@@ -161,6 +164,71 @@ TEST(selection, system_allgather_only_for_large_blocks_of_a_pair_on_one_node) {
   EXPECT_FALSE(system_allgather_preferred(two_nodes, automatic));
 }
 
+struct blocks_row {
+  std::size_t block_bytes;
+  node_case node;
+  bool single_copy;  ///< expected: single copy (else central)
+  const char* op;
+};
+
+TEST(selection, gather_scatter_alltoall_tables) {
+  const std::size_t gather_min = thresholds::single_copy_gather_min_bytes;
+  const std::size_t blocks_min = thresholds::single_copy_blocks_min_bytes;
+  EXPECT_EQ(gather_min, 128 * KiB);
+  EXPECT_EQ(blocks_min, 64 * KiB);
+  const blocks_row rows[] = {
+      {8, pair, false, "gather"},
+      {gather_min - 1, pair, false, "gather"},
+      {gather_min, pair, true, "gather"},
+      {2 * MiB, pair_without_push, true, "gather"},
+      {2 * MiB, pair_without_single_copy, false, "gather"},
+      {2 * MiB, pair_oversubscribed, false, "gather"},
+      {2 * MiB, three, false, "gather"},
+      {8, pair, false, "scatter"},
+      {blocks_min - 1, pair, false, "scatter"},
+      {blocks_min, pair, true, "scatter"},
+      {2 * MiB, pair_without_single_copy, false, "scatter"},
+      {2 * MiB, pair_oversubscribed, false, "scatter"},
+      {2 * MiB, eight, false, "scatter"},
+      {8, pair, false, "alltoall"},
+      {blocks_min - 1, pair, false, "alltoall"},
+      {blocks_min, pair, true, "alltoall"},
+      {2 * MiB, pair_without_single_copy, false, "alltoall"},
+      {2 * MiB, pair_oversubscribed, false, "alltoall"},
+      {2 * MiB, three, false, "alltoall"},
+      {2 * MiB, one, false, "alltoall"},
+  };
+  for (const auto& row : rows) {
+    const selection_input input = input_of(row.block_bytes, row.node);
+    bool single_copy = false;
+    std::string_view reason;
+    const std::string op = row.op;
+    if (op == "gather") {
+      const auto chosen = select_gather(input, gather_algorithm::automatic);
+      single_copy = chosen.algorithm == gather_algorithm::single_copy;
+      reason = chosen.reason;
+    } else if (op == "scatter") {
+      const auto chosen = select_scatter(input, scatter_algorithm::automatic);
+      single_copy = chosen.algorithm == scatter_algorithm::single_copy;
+      reason = chosen.reason;
+    } else {
+      const auto chosen = select_alltoall(input, alltoall_algorithm::automatic);
+      single_copy = chosen.algorithm == alltoall_algorithm::single_copy;
+      reason = chosen.reason;
+    }
+    EXPECT_EQ(single_copy, row.single_copy)
+        << row.op << " of " << row.block_bytes << " B blocks at " << row.node.ranks
+        << " ranks: expected " << (row.single_copy ? "single-copy" : "central");
+    EXPECT_FALSE(reason.empty());
+  }
+  EXPECT_EQ(select_gather(input_of(8, pair), gather_algorithm::single_copy).reason,
+            "set by CACHECOMM_GATHER");
+  EXPECT_EQ(select_scatter(input_of(8, pair), scatter_algorithm::single_copy).algorithm,
+            scatter_algorithm::single_copy);
+  EXPECT_EQ(select_alltoall(input_of(8 * MiB, pair), alltoall_algorithm::central).reason,
+            "set by CACHECOMM_ALLTOALL");
+}
+
 TEST(selection, barrier_table) {
   const struct {
     node_case node;
@@ -208,6 +276,18 @@ TEST(selection, every_registry_entry_has_a_unique_name_and_a_function) {
   for (const auto& entry : allgather_registry()) {
     EXPECT_NE(entry.run, nullptr) << entry.name;
     EXPECT_EQ(cachecomm::parse_allgather_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : gather_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_gather_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : scatter_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_scatter_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : alltoall_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_alltoall_algorithm(entry.name), entry.id);
   }
   for (const auto& entry : barrier_registry())
     EXPECT_EQ(cachecomm::parse_barrier_algorithm(entry.name), entry.id);

@@ -1,0 +1,217 @@
+// Gather, scatter, alltoall (bytes, root 0), scan and exscan (doubles, sum): every cachecomm
+// algorithm, the automatic choice ("auto:<concrete>") and the system MPI, interleaved in the same
+// run, in the same three modes as the other data collectives (coll_data.cpp: cold per-call, hot
+// per-call, hot back-to-back; vs_mpi compares medians less the measured per-call overhead). `bytes`
+// is one rank's block (gather, scatter, alltoall) or the whole vector (scan, exscan).
+#include <mpi.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cachecomm/collectives.hpp"
+#include "suites/coll_ops.hpp"
+
+namespace cachecomm::bench {
+
+namespace {
+
+enum class block_op { gather, scatter, alltoall, scan, exscan };
+
+const char* name_of(block_op op) {
+  switch (op) {
+    case block_op::gather: return "gather";
+    case block_op::scatter: return "scatter";
+    case block_op::alltoall: return "alltoall";
+    case block_op::scan: return "scan";
+    case block_op::exscan: return "exscan";
+  }
+  return "?";
+}
+
+timing_plan plan_for(const timing_plan& base, std::size_t bytes) {
+  timing_plan plan = base;
+  const std::size_t scale = std::max<std::size_t>(1, bytes / 8192);
+  plan.iterations_per_batch =
+      std::max(2, static_cast<int>(static_cast<std::size_t>(base.iterations_per_batch) / scale));
+  plan.warmup_iterations = std::max(2, std::min(base.warmup_iterations, plan.iterations_per_batch));
+  return plan;
+}
+
+/// One word per cache line (and the last), so the next call reads fresh lines.
+void scribble(std::vector<double>& buffer, long iteration, int rank) {
+  const double value = static_cast<double>(iteration % 1000) + 0.25 * rank;
+  for (std::size_t i = 0; i < buffer.size(); i += 8) buffer[i] = value;
+  if (!buffer.empty()) buffer.back() = value;
+}
+
+struct timing_mode {
+  const char* buffers;
+  const char* timing;
+};
+
+std::vector<timing_mode> modes_of(const coll_context& context) {
+  auto wanted = [](const std::vector<std::string>& list, const char* name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  std::vector<timing_mode> modes;
+  const bool per_call = wanted(context.timings, "per-call");
+  if (wanted(context.buffers, "cold") && per_call) modes.push_back({"cold", "per-call"});
+  if (wanted(context.buffers, "hot")) {
+    if (per_call) modes.push_back({"hot", "per-call"});
+    if (wanted(context.timings, "back-to-back")) modes.push_back({"hot", "back-to-back"});
+  }
+  return modes;
+}
+
+template <typename Algorithm, typename Run>
+void add_algorithms(std::vector<candidate>& candidates, const std::vector<Algorithm>& all,
+                    Run run) {
+  candidates.push_back({"cachecomm", "auto", [run] { run(Algorithm::automatic); }, {}});
+  for (Algorithm algorithm : all) {
+    candidates.push_back(
+        {"cachecomm", std::string(to_string(algorithm)), [run, algorithm] { run(algorithm); }, {}});
+  }
+}
+
+const char* const modes_note =
+    "gather, scatter, alltoall, scan, exscan: the modes, overhead_us, corrected_median_us and "
+    "vs_mpi "
+    "as for the other data collectives (buffers hot or cold, timing per-call or back-to-back; "
+    "vs_mpi divides medians less the empty operation's); bytes: one rank's block (gather, scatter, "
+    "alltoall) or the vector (scan, exscan)";
+
+void run_block_op(coll_context& context, block_op op) {
+  const json& notes = context.results.document()["notes"];
+  if (std::find(notes.begin(), notes.end(), modes_note) == notes.end())
+    context.results.note(modes_note);
+  comm& c = context.comm;
+  MPI_Comm mpi = c.mpi_comm();
+  const int rank = c.rank();
+  const auto size = static_cast<std::size_t>(c.size());
+  const bool prefix = op == block_op::scan || op == block_op::exscan;
+  for (std::size_t requested : context.sizes) {
+    const std::size_t count = std::max<std::size_t>(1, (requested + 7) / 8);
+    const std::size_t bytes = prefix ? count * 8 : requested;
+    const std::size_t doubles = (bytes + 7) / 8;
+    // The side that holds every rank's block is `size` blocks long.
+    const bool send_all = op == block_op::scatter || op == block_op::alltoall;
+    const bool receive_all = op == block_op::gather || op == block_op::alltoall;
+    std::vector<double> send(send_all ? doubles * size : doubles, 1.0);
+    std::vector<double> receive(receive_all ? doubles * size : doubles, 0.0);
+    const int n = static_cast<int>(prefix ? count : bytes);
+    std::vector<candidate> candidates;
+    std::string chosen = "rank-ordered";
+    switch (op) {
+      case block_op::gather:
+        candidates.push_back(
+            {"mpi", "default",
+             [&] { MPI_Gather(send.data(), n, MPI_BYTE, receive.data(), n, MPI_BYTE, 0, mpi); }});
+        add_algorithms(candidates, all_gather_algorithms(), [&](gather_algorithm algorithm) {
+          gather(c, send.data(), receive.data(), bytes, datatype::byte, 0, algorithm);
+        });
+        chosen = explain_gather(c, bytes).algorithm;
+        break;
+      case block_op::scatter:
+        candidates.push_back(
+            {"mpi", "default",
+             [&] { MPI_Scatter(send.data(), n, MPI_BYTE, receive.data(), n, MPI_BYTE, 0, mpi); }});
+        add_algorithms(candidates, all_scatter_algorithms(), [&](scatter_algorithm algorithm) {
+          scatter(c, send.data(), receive.data(), bytes, datatype::byte, 0, algorithm);
+        });
+        chosen = explain_scatter(c, bytes).algorithm;
+        break;
+      case block_op::alltoall:
+        candidates.push_back(
+            {"mpi", "default",
+             [&] { MPI_Alltoall(send.data(), n, MPI_BYTE, receive.data(), n, MPI_BYTE, mpi); }});
+        add_algorithms(candidates, all_alltoall_algorithms(), [&](alltoall_algorithm algorithm) {
+          alltoall(c, send.data(), receive.data(), bytes, datatype::byte, algorithm);
+        });
+        chosen = explain_alltoall(c, bytes).algorithm;
+        break;
+      case block_op::scan:
+      case block_op::exscan: {
+        const bool exclusive = op == block_op::exscan;
+        candidates.push_back(
+            {"mpi", "default", [&, exclusive] {
+               if (exclusive)
+                 MPI_Exscan(send.data(), receive.data(), n, MPI_DOUBLE, MPI_SUM, mpi);
+               else
+                 MPI_Scan(send.data(), receive.data(), n, MPI_DOUBLE, MPI_SUM, mpi);
+             }});
+        // One algorithm (the inputs in rank order): the automatic row is the only cachecomm row.
+        candidates.push_back(
+            {"cachecomm", "auto", [&, exclusive] {
+               if (exclusive)
+                 exscan(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum);
+               else
+                 scan(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum);
+             }});
+        break;
+      }
+    }
+    const timing_plan plan = plan_for(context.plan, bytes);
+    for (const timing_mode& mode : modes_of(context)) {
+      const bool cold = std::string_view(mode.buffers) == "cold";
+      std::function<void(long)> mode_prepare;  // empty: back to back
+      if (std::string_view(mode.timing) == "per-call") {
+        mode_prepare = [&send, &c, rank, cold](long iteration) {
+          if (cold) scribble(send, iteration, rank);
+          c.barrier();
+        };
+      }
+      for (auto& entry : candidates) entry.prepare = mode_prepare;
+      const referenced_times measured = measure_interleaved_with_reference(mpi, candidates, plan);
+      const auto& times = measured.candidates;
+      const double overhead = measured.reference.median;
+      const double mpi_median = times.front().median;
+      const double mpi_corrected = measured.corrected_median(0);
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const double corrected = measured.corrected_median(i);
+        const double seconds = (corrected > 0 ? corrected : times[i].median) * 1e-6;
+        std::string algorithm = candidates[i].algorithm;
+        if (algorithm == "auto") algorithm = "auto:" + chosen;
+        context.results.add(
+            {{"op", name_of(op)},
+             {"impl", candidates[i].impl},
+             {"algorithm", algorithm},
+             {"bytes", bytes},
+             {"buffers", mode.buffers},
+             {"timing", mode.timing},
+             {"iters", plan.batches * plan.iterations_per_batch},
+             {"gbps", seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0},
+             {"overhead_us", overhead},
+             {"corrected_median_us", corrected},
+             {"vs_mpi", mpi_corrected > 0 ? corrected / mpi_corrected : 0.0},
+             {"vs_mpi_raw", mpi_median > 0 ? times[i].median / mpi_median : 0.0}},
+            times[i]);
+      }
+    }
+  }
+}
+
+const std::vector<std::string> columns = {"buffers",   "timing",      "impl",
+                                          "algorithm", "bytes",       "median_us",
+                                          "p25_us",    "overhead_us", "corrected_median_us",
+                                          "gbps",      "vs_mpi",      "vs_mpi_raw"};
+
+const coll_op_registration gather_registration{
+    {"gather", "gather of equal blocks to rank 0: every algorithm beside MPI_Gather",
+     [](coll_context& context) { run_block_op(context, block_op::gather); }, columns}};
+const coll_op_registration scatter_registration{
+    {"scatter", "scatter of equal blocks from rank 0: every algorithm beside MPI_Scatter",
+     [](coll_context& context) { run_block_op(context, block_op::scatter); }, columns}};
+const coll_op_registration alltoall_registration{
+    {"alltoall", "alltoall of equal blocks: every algorithm beside MPI_Alltoall",
+     [](coll_context& context) { run_block_op(context, block_op::alltoall); }, columns}};
+const coll_op_registration scan_registration{
+    {"scan", "inclusive scan (double, sum) beside MPI_Scan",
+     [](coll_context& context) { run_block_op(context, block_op::scan); }, columns}};
+const coll_op_registration exscan_registration{
+    {"exscan", "exclusive scan (double, sum) beside MPI_Exscan",
+     [](coll_context& context) { run_block_op(context, block_op::exscan); }, columns}};
+
+}  // namespace
+
+}  // namespace cachecomm::bench

@@ -1,0 +1,75 @@
+// What every intercepted collective shares: the route to a cachecomm communicator (or the reason to
+// pass through), counting, running the cachecomm implementation under the re-entrancy guard with
+// failures reported the MPI way, and the mapping of MPI reductions to cachecomm's.
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+
+#include "cachecomm/comm.hpp"
+#include "cachecomm/datatype.hpp"
+#include "preload/call_stats.hpp"
+#include "preload/runtime.hpp"
+
+namespace cachecomm::detail::preload {
+
+// The decision for one call: the cachecomm communicator to serve it with, or why not.
+struct route {
+  cachecomm::comm* fast = nullptr;
+  outcome why_not = outcome::served;
+  int error_code = MPI_SUCCESS;  ///< building the state failed and was reported: return this
+};
+
+inline route route_call(call_kind kind, MPI_Comm comm) {
+  route r;
+  r.fast = hot_comm(kind, comm);
+  if (r.fast != nullptr) return r;
+  if (auto blocked = globally_blocked(kind)) {
+    r.why_not = *blocked;
+    return r;
+  }
+  r.fast = fast_comm(comm, r.why_not, r.error_code);
+  if (r.error_code != MPI_SUCCESS) stats().count(kind, outcome::cachecomm_error);
+  return r;
+}
+
+// Counts and forwards: `pass` is the PMPI call.
+template <typename Pass>
+int pass_through(call_kind kind, outcome why, Pass&& pass) {
+  stats().count(kind, why);
+  return pass();
+}
+
+// Runs the cachecomm implementation; a failure goes through the communicator's error handler.
+template <typename Serve>
+int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
+  try {
+    cachecomm_scope scope;
+    body();
+  } catch (...) {
+    stats().count(kind, outcome::cachecomm_error);
+    return report_failure(comm, call);
+  }
+  stats().count_served(kind);
+  return MPI_SUCCESS;
+}
+
+inline bool valid_root(const cachecomm::comm& c, int root) {
+  return root >= 0 && root < c.size();
+}
+
+/// cachecomm's type and operation for an MPI reduction.
+struct served_reduction {
+  MPI_Datatype mpi_type = MPI_DATATYPE_NULL;
+  MPI_Op mpi_op = MPI_OP_NULL;
+  cachecomm::datatype type{};
+  cachecomm::reduce_op op{};
+};
+
+/// The reduction of (`datatype`, `op`) when cachecomm serves it, or nothing with the reason in
+/// `why`. MPI requires the same operation on every rank and, for a predefined operation, the same
+/// predefined datatype, so this decision takes every rank the same way.
+std::optional<served_reduction> reduction_for(MPI_Datatype datatype, MPI_Op op, outcome& why);
+
+}  // namespace cachecomm::detail::preload
