@@ -13,6 +13,7 @@
 #include "cachecomm/barrier.hpp"
 #include "cachecomm/collectives.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/tuning_table.hpp"
 
 namespace cachecomm::detail {
 
@@ -43,6 +44,9 @@ struct selection_input {
   int node_count = 1;     ///< nodes the communicator spans
   node_shape node;        ///< ranks per node, oversubscription, single-copy support
   buffer_state buffer = buffer_state::unknown;
+  /// The node's tuning file (tuning_loader.hpp), the same on every node rank; null or empty: the
+  /// built-in rules. A measured choice comes after a forced one and before every built-in rule.
+  const tuning_choices* measured = nullptr;
 };
 
 template <typename Algorithm>
@@ -60,11 +64,23 @@ namespace selection_rules {
 inline bool on_own_cores_in_pair(const node_shape& node) {
   return node.node_size == 2 && !node.oversubscribed;
 }
+/// The tuning file's choice for `op` at this size: tuning_choices::none, ::system_mpi, or an id.
+inline std::int8_t measured_choice(const selection_input& input, tuned_op op) {
+  return input.measured == nullptr ? tuning_choices::none : input.measured->at(op, input.bytes);
+}
 }  // namespace selection_rules
+
+inline constexpr std::string_view measured_reason =
+    "measured on this node by cachecomm-tune (fastest in the worse of hot and cold buffers)";
+inline constexpr std::string_view measured_mpi_reason =
+    "mpi-faster: the system MPI's own call, measured on this node by cachecomm-tune (fastest in "
+    "the worse of hot and cold buffers)";
 
 inline selection<broadcast_algorithm> select_broadcast(const selection_input& input,
                                                        broadcast_algorithm requested) {
   if (requested != broadcast_algorithm::automatic) return {requested, "set by CACHECOMM_BCAST"};
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::broadcast); id > 0)
+    return {static_cast<broadcast_algorithm>(id), measured_reason};
   const node_shape& node = input.node;
   if (input.bytes <= thresholds::slot_message_bytes) {
     if (node.node_size > thresholds::flat_max_ranks && !node.oversubscribed) {
@@ -100,6 +116,10 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   if (requested != reduce_algorithm::automatic) {
     return {requested, rooted ? "set by CACHECOMM_REDUCE" : "set by CACHECOMM_ALLREDUCE"};
   }
+  if (const auto id =
+          selection_rules::measured_choice(input, rooted ? tuned_op::reduce : tuned_op::allreduce);
+      id > 0)
+    return {static_cast<reduce_algorithm>(id), measured_reason};
   const node_shape& node = input.node;
   if (input.bytes <= thresholds::slot_message_bytes || node.node_size == 1) {
     return {reduce_algorithm::slots,
@@ -131,6 +151,8 @@ inline selection<allgather_algorithm> select_allgather(const selection_input& in
   if (requested != allgather_algorithm::automatic) {
     return {requested, "set by CACHECOMM_ALLGATHER"};
   }
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::allgather); id > 0)
+    return {static_cast<allgather_algorithm>(id), measured_reason};
   // Single copy saves one of central's P + 1 block copies per rank (its own block into shared
   // memory) and reads the others' blocks from their owners' caches instead of from memory (central
   // writes the shared region with streaming stores, see shared_copy.hpp). Measured at 2 ranks on a
@@ -168,9 +190,30 @@ inline bool system_allgather_preferred(const selection_input& input,
          input.bytes >= thresholds::system_allgather_min_bytes;
 }
 
+/// Why the automatic choice hands this call to the system MPI's own collective on the comm's
+/// communicator (under the preload: the call passes through, counted as mpi-faster), or empty when
+/// cachecomm serves it. `automatic`: no CACHECOMM_<OP> forces an algorithm (a forced one wins).
+/// The measured choice decides where the tuning file has one (over the built-in rule's either
+/// way); otherwise the one built-in rule (allgather, system_allgather_preferred). Only on one node,
+/// where the node's decision is the whole comm's, and only for calls MPI can count (INT_MAX).
+inline std::string_view system_mpi_reason(const selection_input& input, tuned_op op,
+                                          bool automatic) {
+  constexpr std::size_t mpi_count_limit = 0x7fffffff;
+  if (!automatic || input.node_count != 1 || input.bytes > mpi_count_limit) return {};
+  const std::int8_t measured = selection_rules::measured_choice(input, op);
+  if (measured == tuning_choices::system_mpi) return measured_mpi_reason;
+  if (measured != tuning_choices::none) return {};
+  if (op == tuned_op::allgather &&
+      system_allgather_preferred(input, allgather_algorithm::automatic))
+    return system_allgather_reason;
+  return {};
+}
+
 inline selection<barrier_algorithm> select_barrier(const selection_input& input,
                                                    barrier_algorithm requested) {
   if (requested != barrier_algorithm::automatic) return {requested, "set by CACHECOMM_BARRIER"};
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::barrier); id > 0)
+    return {static_cast<barrier_algorithm>(id), measured_reason};
   const node_shape& node = input.node;
   if (node.node_size <= 1)
     return {barrier_algorithm::central_line, "one rank: nothing to wait for"};
