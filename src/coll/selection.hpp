@@ -64,6 +64,11 @@ namespace selection_rules {
 inline bool on_own_cores_in_pair(const node_shape& node) {
   return node.node_size == 2 && !node.oversubscribed;
 }
+/// More than 2 ranks on their own cores: a shape the 2-core machines behind the thresholds cannot
+/// measure. The rules there keep the algorithm whose cost the limits suite argues for, and say so.
+inline bool unmeasured_shape(const node_shape& node) {
+  return node.node_size > 2 && !node.oversubscribed;
+}
 /// The tuning file's choice for `op` at this size: tuning_choices::none, ::system_mpi, or an id.
 inline std::int8_t measured_choice(const selection_input& input, tuned_op op) {
   return input.measured == nullptr ? tuning_choices::none : input.measured->at(op, input.bytes);
@@ -106,6 +111,13 @@ inline selection<broadcast_algorithm> select_broadcast(const selection_input& in
             "large message, 2 ranks on their own cores: cross-memory attach, the root pushes half "
             "while the reader pulls the other half"};
   }
+  if (selection_rules::unmeasured_shape(node)) {
+    return {broadcast_algorithm::double_buffer,
+            "larger message, more than 2 ranks on their own cores (not measured: argued from the "
+            "limits suite): the root's one streaming copy into two shared buffers overlaps the "
+            "readers' copies out, all in parallel, where MPI's tree copies ceil(log2 P) times in "
+            "turn"};
+  }
   return {broadcast_algorithm::double_buffer,
           "larger message: pipelined through two shared buffers (the root fills one while the "
           "others drain the other)"};
@@ -141,6 +153,12 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
             "large message, 2 ranks on their own cores: each rank stages its input in pipeline "
             "chunks and reduces both inputs itself, in one pass"};
   }
+  if (selection_rules::unmeasured_shape(node)) {
+    return {reduce_algorithm::reduce_scatter,
+            "large message, more than 2 ranks on their own cores (not measured: argued from the "
+            "limits suite): each rank reads 1/P of every input, so the lines each core moves stay "
+            "about 2n however many ranks (gather-reduce's grow with P)"};
+  }
   return {reduce_algorithm::reduce_scatter,
           "large message: each rank reduces one slice of every input (pipelined), then the slices "
           "are gathered"};
@@ -168,6 +186,13 @@ inline selection<allgather_algorithm> select_allgather(const selection_input& in
     return {allgather_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: each rank pulls the other's block straight "
             "from its buffer (cross-memory attach), no copy into shared memory"};
+  }
+  if (selection_rules::unmeasured_shape(input.node) &&
+      input.bytes > thresholds::slot_message_bytes) {
+    return {allgather_algorithm::central,
+            "blocks through shared memory, more than 2 ranks on their own cores (not measured: "
+            "argued from the limits suite): one streaming copy in per rank, then every rank reads "
+            "all blocks at its own read bandwidth, in parallel"};
   }
   return {allgather_algorithm::central,
           "blocks through shared memory: each rank copies its block in, all blocks out"};
