@@ -22,6 +22,9 @@ set_tests_properties(tune_smoke_loaded.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np
 add_executable(write_mpi_table tuning/write_mpi_table.cpp)
 target_link_libraries(write_mpi_table PRIVATE cachecomm_internal cachecomm_flags)
 foreach(np IN ITEMS 2 3)
+  if(np GREATER CACHECOMM_TEST_MAX_RANKS)
+    continue()
+  endif()
   add_test(NAME preload_mpi_faster_file.np${np}
            COMMAND write_mpi_table ${CMAKE_CURRENT_BINARY_DIR}/preload_mpi_faster.np${np}.json ${np})
   set_tests_properties(preload_mpi_faster_file.np${np} PROPERTIES LABELS "preload" FIXTURES_SETUP preload_mpi_faster_np${np})
