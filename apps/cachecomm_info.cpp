@@ -10,7 +10,9 @@
 
 #include "cachecomm/cachecomm.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/barrier.hpp"
 #include "coll/coll_engine.hpp"
+#include "coll/tuning_loader.hpp"
 #include "core/comm_impl.hpp"
 #include "preload/mpi_identity.hpp"
 #include "topo/machine.hpp"
@@ -112,6 +114,12 @@ int main(int argc, char** argv) {
       std::printf("single copy (cross-memory attach): %s\n",
                   single_copy ? "available"
                               : "refused or disabled: large broadcasts copy through shared memory");
+      const std::string default_path = cachecomm::detail::default_tuning_path();
+      std::printf(
+          "tuning file: %s\n  (CACHECOMM_TUNING; default location: %s; write it with "
+          "mpirun -n <ranks per node> cachecomm-tune)\n",
+          cachecomm::detail::tuning_of(comm.impl()).status.c_str(),
+          default_path.empty() ? "none, HOME is not set" : default_path.c_str());
       std::printf("collectives (node phase; across nodes leaders add an MPI step):\n");
       for (const auto& row : choices) {
         std::printf("  %-9s %8zu B: %-15s %s\n", row.operation, row.bytes,

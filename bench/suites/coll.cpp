@@ -6,9 +6,8 @@
 namespace cachecomm::bench {
 
 namespace {
-std::vector<coll_op>& ops() {
-  static std::vector<coll_op> all;
-  return all;
+const std::vector<coll_op>& ops() {
+  return coll_ops();
 }
 
 // Powers of 4 from 8 B to 4 MiB plus odd sizes that straddle protocol switches.
@@ -113,12 +112,5 @@ class coll_suite final : public suite {
 const suite_registration<coll_suite> registration;
 
 }  // namespace
-
-void register_coll_op(coll_op op) {
-  ops().push_back(std::move(op));
-}
-const std::vector<coll_op>& coll_ops() {
-  return ops();
-}
 
 }  // namespace cachecomm::bench

@@ -8,8 +8,11 @@
 
 #include "cachecomm/error.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/barrier.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/selection.hpp"
+#include "coll/system_mpi_choice.hpp"
+#include "coll/tuning_loader.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
@@ -188,7 +191,29 @@ detail::selection_input selection_for(comm& c, const detail::coll_engine& engine
   input.bytes = bytes;
   input.node_count = c.topology().node_count;
   input.node = engine.shape();
+  input.measured = &detail::tuning_of(c.impl()).choices;
   return input;
+}
+
+/// Whether CACHECOMM_<OP> leaves `op` to the automatic choice (a forced algorithm beats the
+/// system MPI as it beats the tuning file).
+bool automatic_setting(const detail::coll_engine& engine, detail::tuned_op op) {
+  const detail::coll_tuning& tuning = engine.tuning();
+  switch (op) {
+    case detail::tuned_op::broadcast: return tuning.broadcast == broadcast_algorithm::automatic;
+    case detail::tuned_op::reduce: return tuning.reduce == reduce_algorithm::automatic;
+    case detail::tuned_op::allreduce: return tuning.allreduce == reduce_algorithm::automatic;
+    case detail::tuned_op::allgather: return tuning.allgather == allgather_algorithm::automatic;
+    case detail::tuned_op::barrier: break;
+  }
+  return true;
+}
+
+/// Why the automatic choice hands this call to the system MPI, or empty (see system_mpi_reason).
+std::string_view system_reason(comm& c, const detail::coll_engine& engine, detail::tuned_op op,
+                               std::size_t bytes) {
+  return detail::system_mpi_reason(selection_for(c, engine, bytes), op,
+                                   automatic_setting(engine, op));
 }
 
 broadcast_algorithm resolve(comm& c, const detail::coll_engine& engine,
@@ -198,11 +223,10 @@ broadcast_algorithm resolve(comm& c, const detail::coll_engine& engine,
       .algorithm;
 }
 
-/// The one built-in case where the automatic choice calls the system MPI's own allgather
-/// (detail::system_allgather_preferred): under the preload this reaches PMPI_Allgather.
+/// Where the automatic choice calls the system MPI's own allgather (the tuning file, or the
+/// built-in detail::system_allgather_preferred): under the preload this reaches PMPI_Allgather.
 bool mpi_allgather_wins(comm& c, const detail::coll_engine& engine, std::size_t block_bytes) {
-  return detail::system_allgather_preferred(selection_for(c, engine, block_bytes),
-                                            engine.tuning().allgather);
+  return !system_reason(c, engine, detail::tuned_op::allgather, block_bytes).empty();
 }
 
 reduce_algorithm resolve(comm& c, const detail::coll_engine& engine, reduce_algorithm algorithm,
@@ -233,24 +257,29 @@ void throw_size_mismatch(const char* operation, std::size_t expected, std::size_
 
 algorithm_choice explain_broadcast(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
+  const auto system = system_reason(c, engine, detail::tuned_op::broadcast, bytes);
+  if (!system.empty()) return {"mpi", std::string(system)};
   return explained(
       detail::select_broadcast(selection_for(c, engine, bytes), engine.tuning().broadcast));
 }
 algorithm_choice explain_reduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
+  const auto system = system_reason(c, engine, detail::tuned_op::reduce, bytes);
+  if (!system.empty()) return {"mpi", std::string(system)};
   return explained(
       detail::select_reduce(selection_for(c, engine, bytes), engine.tuning().reduce, true));
 }
 algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
+  const auto system = system_reason(c, engine, detail::tuned_op::allreduce, bytes);
+  if (!system.empty()) return {"mpi", std::string(system)};
   return explained(
       detail::select_reduce(selection_for(c, engine, bytes), engine.tuning().allreduce, false));
 }
 algorithm_choice explain_allgather(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  if (mpi_allgather_wins(c, engine, bytes)) {
-    return {"mpi", std::string(detail::system_allgather_reason)};
-  }
+  const auto system = system_reason(c, engine, detail::tuned_op::allgather, bytes);
+  if (!system.empty()) return {"mpi", std::string(system)};
   return explained(
       detail::select_allgather(selection_for(c, engine, bytes), engine.tuning().allgather));
 }
@@ -271,6 +300,12 @@ void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root
              buffer);
   const std::size_t bytes = count * size_of(type);
   if (bytes == 0 || c.size() == 1) return;
+  if (algorithm == broadcast_algorithm::automatic &&
+      !system_reason(c, engine, detail::tuned_op::broadcast, bytes).empty()) {
+    // Under the preload this reaches PMPI_Bcast: the call runs inside cachecomm.
+    CACHECOMM_MPI(MPI_Bcast(buffer, mpi_count(bytes, "broadcast"), MPI_BYTE, root, c.mpi_comm()));
+    return;
+  }
   const broadcast_algorithm chosen = resolve(c, engine, algorithm, bytes);
   auto& impl = c.impl();
   if (impl.single_node()) {
@@ -299,6 +334,15 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
+  if (algorithm == reduce_algorithm::automatic &&
+      !system_reason(c, engine, detail::tuned_op::reduce, bytes).empty()) {
+    // MPI_IN_PLACE is the root's only; a non-root's in_place input is its receive buffer.
+    const bool is_root = c.rank() == root;
+    const void* mpi_send = send != in_place ? send : (is_root ? MPI_IN_PLACE : receive);
+    CACHECOMM_MPI(MPI_Reduce(mpi_send, receive, mpi_count(count, "reduce"), mpi_datatype_of(type),
+                             mpi_op_of(op), root, c.mpi_comm()));
+    return;
+  }
   algorithm = resolve(c, engine, algorithm, bytes, true);
   auto& impl = c.impl();
   if (impl.single_node()) {
@@ -349,6 +393,13 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
+  if (algorithm == reduce_algorithm::automatic &&
+      !system_reason(c, engine, detail::tuned_op::allreduce, bytes).empty()) {
+    CACHECOMM_MPI(MPI_Allreduce(send == in_place ? MPI_IN_PLACE : send, receive,
+                                mpi_count(count, "allreduce"), mpi_datatype_of(type), mpi_op_of(op),
+                                c.mpi_comm()));
+    return;
+  }
   algorithm = resolve(c, engine, algorithm, bytes, false);
   auto& impl = c.impl();
   if (impl.single_node()) {
@@ -431,5 +482,14 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
   }
   engine.broadcast(receive, total, 0, resolve(c, engine, broadcast_algorithm::automatic, total));
 }
+
+namespace detail {
+
+std::string_view system_mpi_choice(comm& c, tuned_op op, std::size_t bytes) {
+  if (op == tuned_op::barrier) return system_barrier_reason(c.impl());
+  return system_reason(c, engine_of(c), op, bytes);
+}
+
+}  // namespace detail
 
 }  // namespace cachecomm

@@ -13,6 +13,7 @@
 #include "cachecomm/barrier.hpp"
 #include "cachecomm/collectives.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/tuning_table.hpp"
 
 namespace cachecomm::detail {
 
@@ -47,6 +48,9 @@ struct selection_input {
   int node_count = 1;     ///< nodes the communicator spans
   node_shape node;        ///< ranks per node, oversubscription, single-copy support
   buffer_state buffer = buffer_state::unknown;
+  /// The node's tuning file (tuning_loader.hpp), the same on every node rank; null or empty: the
+  /// built-in rules. A measured choice comes after a forced one and before every built-in rule.
+  const tuning_choices* measured = nullptr;
 };
 
 template <typename Algorithm>
@@ -64,11 +68,28 @@ namespace selection_rules {
 inline bool on_own_cores_in_pair(const node_shape& node) {
   return node.node_size == 2 && !node.oversubscribed;
 }
+/// More than 2 ranks on their own cores: a shape the 2-core machines behind the thresholds cannot
+/// measure. The rules there keep the algorithm whose cost the limits suite argues for, and say so.
+inline bool unmeasured_shape(const node_shape& node) {
+  return node.node_size > 2 && !node.oversubscribed;
+}
+/// The tuning file's choice for `op` at this size: tuning_choices::none, ::system_mpi, or an id.
+inline std::int8_t measured_choice(const selection_input& input, tuned_op op) {
+  return input.measured == nullptr ? tuning_choices::none : input.measured->at(op, input.bytes);
+}
 }  // namespace selection_rules
+
+inline constexpr std::string_view measured_reason =
+    "measured on this node by cachecomm-tune (fastest in the worse of hot and cold buffers)";
+inline constexpr std::string_view measured_mpi_reason =
+    "mpi-faster: the system MPI's own call, measured on this node by cachecomm-tune (fastest in "
+    "the worse of hot and cold buffers)";
 
 inline selection<broadcast_algorithm> select_broadcast(const selection_input& input,
                                                        broadcast_algorithm requested) {
   if (requested != broadcast_algorithm::automatic) return {requested, "set by CACHECOMM_BCAST"};
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::broadcast); id > 0)
+    return {static_cast<broadcast_algorithm>(id), measured_reason};
   const node_shape& node = input.node;
   if (input.bytes <= thresholds::slot_message_bytes) {
     if (node.node_size > thresholds::flat_max_ranks && !node.oversubscribed) {
@@ -94,6 +115,13 @@ inline selection<broadcast_algorithm> select_broadcast(const selection_input& in
             "large message, 2 ranks on their own cores: cross-memory attach, the root pushes half "
             "while the reader pulls the other half"};
   }
+  if (selection_rules::unmeasured_shape(node)) {
+    return {broadcast_algorithm::double_buffer,
+            "larger message, more than 2 ranks on their own cores (not measured: argued from the "
+            "limits suite): the root's one streaming copy into two shared buffers overlaps the "
+            "readers' copies out, all in parallel, where MPI's tree copies ceil(log2 P) times in "
+            "turn"};
+  }
   return {broadcast_algorithm::double_buffer,
           "larger message: pipelined through two shared buffers (the root fills one while the "
           "others drain the other)"};
@@ -104,6 +132,10 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   if (requested != reduce_algorithm::automatic) {
     return {requested, rooted ? "set by CACHECOMM_REDUCE" : "set by CACHECOMM_ALLREDUCE"};
   }
+  if (const auto id =
+          selection_rules::measured_choice(input, rooted ? tuned_op::reduce : tuned_op::allreduce);
+      id > 0)
+    return {static_cast<reduce_algorithm>(id), measured_reason};
   const node_shape& node = input.node;
   if (input.bytes <= thresholds::slot_message_bytes || node.node_size == 1) {
     return {reduce_algorithm::slots,
@@ -125,6 +157,12 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
             "large message, 2 ranks on their own cores: each rank stages its input in pipeline "
             "chunks and reduces both inputs itself, in one pass"};
   }
+  if (selection_rules::unmeasured_shape(node)) {
+    return {reduce_algorithm::reduce_scatter,
+            "large message, more than 2 ranks on their own cores (not measured: argued from the "
+            "limits suite): each rank reads 1/P of every input, so the lines each core moves stay "
+            "about 2n however many ranks (gather-reduce's grow with P)"};
+  }
   return {reduce_algorithm::reduce_scatter,
           "large message: each rank reduces one slice of every input (pipelined), then the slices "
           "are gathered"};
@@ -135,6 +173,8 @@ inline selection<allgather_algorithm> select_allgather(const selection_input& in
   if (requested != allgather_algorithm::automatic) {
     return {requested, "set by CACHECOMM_ALLGATHER"};
   }
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::allgather); id > 0)
+    return {static_cast<allgather_algorithm>(id), measured_reason};
   // Single copy saves one of central's P + 1 block copies per rank (its own block into shared
   // memory) and reads the others' blocks from their owners' caches instead of from memory (central
   // writes the shared region with streaming stores, see shared_copy.hpp). Measured at 2 ranks on a
@@ -150,6 +190,13 @@ inline selection<allgather_algorithm> select_allgather(const selection_input& in
     return {allgather_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: each rank pulls the other's block straight "
             "from its buffer (cross-memory attach), no copy into shared memory"};
+  }
+  if (selection_rules::unmeasured_shape(input.node) &&
+      input.bytes > thresholds::slot_message_bytes) {
+    return {allgather_algorithm::central,
+            "blocks through shared memory, more than 2 ranks on their own cores (not measured: "
+            "argued from the limits suite): one streaming copy in per rank, then every rank reads "
+            "all blocks at its own read bandwidth, in parallel"};
   }
   return {allgather_algorithm::central,
           "blocks through shared memory: each rank copies its block in, all blocks out"};
@@ -172,9 +219,30 @@ inline bool system_allgather_preferred(const selection_input& input,
          input.bytes >= thresholds::system_allgather_min_bytes;
 }
 
+/// Why the automatic choice hands this call to the system MPI's own collective on the comm's
+/// communicator (under the preload: the call passes through, counted as mpi-faster), or empty when
+/// cachecomm serves it. `automatic`: no CACHECOMM_<OP> forces an algorithm (a forced one wins).
+/// The measured choice decides where the tuning file has one (over the built-in rule's either
+/// way); otherwise the one built-in rule (allgather, system_allgather_preferred). Only on one node,
+/// where the node's decision is the whole comm's, and only for calls MPI can count (INT_MAX).
+inline std::string_view system_mpi_reason(const selection_input& input, tuned_op op,
+                                          bool automatic) {
+  constexpr std::size_t mpi_count_limit = 0x7fffffff;
+  if (!automatic || input.node_count != 1 || input.bytes > mpi_count_limit) return {};
+  const std::int8_t measured = selection_rules::measured_choice(input, op);
+  if (measured == tuning_choices::system_mpi) return measured_mpi_reason;
+  if (measured != tuning_choices::none) return {};
+  if (op == tuned_op::allgather &&
+      system_allgather_preferred(input, allgather_algorithm::automatic))
+    return system_allgather_reason;
+  return {};
+}
+
 inline selection<barrier_algorithm> select_barrier(const selection_input& input,
                                                    barrier_algorithm requested) {
   if (requested != barrier_algorithm::automatic) return {requested, "set by CACHECOMM_BARRIER"};
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::barrier); id > 0)
+    return {static_cast<barrier_algorithm>(id), measured_reason};
   const node_shape& node = input.node;
   if (node.node_size <= 1)
     return {barrier_algorithm::central_line, "one rank: nothing to wait for"};

@@ -21,3 +21,9 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/scan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/block_collectives.cpp
 )
+target_sources(cachecomm PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/tuning_table.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/tuning_loader.cpp
+)
+# The tuning file's JSON parser (header-only, private to the library).
+target_link_libraries(cachecomm PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>)

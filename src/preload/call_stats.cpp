@@ -66,6 +66,7 @@ std::string_view to_string(outcome reason) {
     case outcome::needs_mpi_progress: return "needs-mpi-progress";
     case outcome::passive_target: return "passive-target";
     case outcome::one_rank: return "one-rank";
+    case outcome::mpi_faster: return "mpi-faster";
     case outcome::count_: break;
   }
   return "?";

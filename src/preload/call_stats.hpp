@@ -67,6 +67,7 @@ enum class outcome {
   no_mpi_window,   ///< MPI gives no shared memory for the window (MPI_Win_allocate_shared failed)
   passive_target,  ///< inside a passive-target epoch (MPI_Win_lock/lock_all): MPI's
   one_rank,        ///< a window of one rank: nothing to accelerate, MPI's own window
+  mpi_faster,      ///< the automatic choice is the system MPI's own call (tuning file or rule)
   count_
 };
 

@@ -20,6 +20,7 @@
 
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/error.hpp"
+#include "coll/system_mpi_choice.hpp"
 
 namespace preload = cachecomm::detail::preload;
 using preload::call_kind;
@@ -31,10 +32,32 @@ using preload::route_call;
 using preload::serve;
 using preload::valid_root;
 
+namespace {
+
+/// Whether the automatic choice gives this call to the system MPI (measured faster, or a built-in
+/// rule): it then passes through, counted as mpi-faster. The same answer on every rank.
+/// Asking may build the comm's collective state (MPI calls of cachecomm's own: inside the scope);
+/// when that fails the call is served, which reports the failure.
+bool mpi_wins(cachecomm::comm& c, cachecomm::detail::tuned_op op, std::size_t bytes) {
+  try {
+    preload::cachecomm_scope scope;
+    return !cachecomm::detail::system_mpi_choice(c, op, bytes).empty();
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
 extern "C" {
 
 int MPI_Barrier(MPI_Comm comm) {
+  using cachecomm::detail::tuned_op;
   if (cachecomm::comm* hot = preload::hot_comm(call_kind::barrier, comm)) {
+    if (mpi_wins(*hot, tuned_op::barrier, 0)) {
+      return pass_through(call_kind::barrier, outcome::mpi_faster,
+                          [&] { return PMPI_Barrier(comm); });
+    }
     return serve(call_kind::barrier, comm, "MPI_Barrier", [hot] { hot->barrier(); });
   }
   if (preload::inside_cachecomm()) return PMPI_Barrier(comm);
@@ -42,6 +65,9 @@ int MPI_Barrier(MPI_Comm comm) {
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr)
     return pass_through(call_kind::barrier, r.why_not, [&] { return PMPI_Barrier(comm); });
+  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::barrier, 0))
+    return pass_through(call_kind::barrier, outcome::mpi_faster,
+                        [&] { return PMPI_Barrier(comm); });
   return serve(call_kind::barrier, comm, "MPI_Barrier", [&] { r.fast->barrier(); });
 }
 
@@ -59,6 +85,8 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   // The signature's bytes are the same on every rank, whatever datatype each one used.
   const std::size_t bytes = static_cast<std::size_t>(count) * layout->size;
   if (bytes == 0) return pass_through(call_kind::bcast, outcome::empty, pass);
+  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::broadcast, bytes))
+    return pass_through(call_kind::bcast, outcome::mpi_faster, pass);
   return serve(call_kind::bcast, comm, "MPI_Bcast", [&] {
     if (layout->dense) {
       cachecomm::broadcast(*r.fast, buffer, bytes, cachecomm::datatype::byte, root);
@@ -87,6 +115,9 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   if (count < 0 || !valid_root(*r.fast, root))
     return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
+  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::reduce,
+               static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type)))
+    return pass_through(call_kind::reduce, outcome::mpi_faster, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::reduce, comm, "MPI_Reduce", [&] {
     cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
@@ -106,6 +137,9 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   if (!reduction) return pass_through(call_kind::allreduce, why, pass);
   if (count < 0) return pass_through(call_kind::allreduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::allreduce, outcome::empty, pass);
+  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::allreduce,
+               static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type)))
+    return pass_through(call_kind::allreduce, outcome::mpi_faster, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::allreduce, comm, "MPI_Allreduce", [&] {
     cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
@@ -136,6 +170,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (sendcount < 0) return pass_through(call_kind::allgather, outcome::invalid_argument, pass);
   }
   if (bytes_per_rank == 0) return pass_through(call_kind::allgather, outcome::empty, pass);
+  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::allgather, bytes_per_rank))
+    return pass_through(call_kind::allgather, outcome::mpi_faster, pass);
   return serve(call_kind::allgather, comm, "MPI_Allgather", [&] {
     // This rank's own signature must match the block every rank receives; a mismatch is an
     // erroneous program: it takes part (the others are waiting) and then reports it.

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <mutex>
+#include <string>
+#include <utility>
 
 namespace cachecomm::detail {
 
@@ -37,6 +39,22 @@ const hwloc_topology& shared_topology() {
   return topology;
 }
 
+// The size of the first cache of each data level ("L1d 32K, L2 512K, L3 32M").
+std::string describe_caches(hwloc_topology_t topology) {
+  constexpr std::array<std::pair<hwloc_obj_type_t, const char*>, 3> levels = {
+      {{HWLOC_OBJ_L1CACHE, "L1d"}, {HWLOC_OBJ_L2CACHE, "L2"}, {HWLOC_OBJ_L3CACHE, "L3"}}};
+  std::string text;
+  for (const auto& [type, name] : levels) {
+    hwloc_obj_t cache = hwloc_get_obj_by_type(topology, type, 0);
+    if (cache == nullptr || cache->attr == nullptr) continue;
+    const unsigned long long kib = cache->attr->cache.size >> 10U;
+    const std::string size = kib >= 1024 && kib % 1024 == 0 ? std::to_string(kib >> 10U) + "M"
+                                                            : std::to_string(kib) + "K";
+    text += (text.empty() ? "" : ", ") + std::string(name) + " " + size;
+  }
+  return text;
+}
+
 machine_description describe() {
   machine_description machine;
   std::array<char, 256> host{};
@@ -59,6 +77,7 @@ machine_description describe() {
     if (package != nullptr) model = hwloc_obj_get_info_by_name(package, "CPUModel");
   }
   if (model != nullptr) machine.cpu_model = model;
+  machine.caches = describe_caches(topology.get());
   return machine;
 }
 

@@ -10,6 +10,7 @@ struct machine_description {
   std::string cpu_model;     ///< e.g. "Intel(R) Xeon(R) ..." (empty if hwloc does not know)
   int cores = 1;             ///< physical cores the job may use
   int processing_units = 1;  ///< hardware threads the job may use
+  std::string caches;        ///< data cache sizes, e.g. "L1d 32K, L2 512K, L3 32M" (hwloc)
 };
 
 /// Loaded on first use and cached for the life of the process.

@@ -1,0 +1,37 @@
+# Measured selection: the tuning file, its loading on every rank, the system MPI as a candidate.
+cachecomm_add_unit_test(unit_tuning tuning/tuning_table_test.cpp)
+cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 1 2 3 4 8)
+# A node split in two: the MPI candidate stays off (a node's table cannot decide for the comm).
+cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 4 SUFFIX .split
+                       ENV CACHECOMM_RANKS_PER_NODE=2)
+# The tuner itself, quick: it writes a file the library then loads.
+add_test(NAME tune_smoke.np2
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-tune>
+                 --quick --output ${CMAKE_CURRENT_BINARY_DIR}/tune_smoke.json)
+set_tests_properties(tune_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP tune_smoke_file)
+# ... and cachecomm-info names that file as the one in use.
+add_test(NAME tune_smoke_loaded.np2
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-info>)
+set_tests_properties(tune_smoke_loaded.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;CACHECOMM_TUNING=${CMAKE_CURRENT_BINARY_DIR}/tune_smoke.json"
+  PASS_REGULAR_EXPRESSION "tuning file: [^\n]*tune_smoke.json \\(measured" FIXTURES_REQUIRED tune_smoke_file)
+
+# The preload passes every collective through where the tuning file says the system MPI wins:
+# the same output as plain MPI, and the summary counts each call as mpi-faster.
+add_executable(write_mpi_table tuning/write_mpi_table.cpp)
+target_link_libraries(write_mpi_table PRIVATE cachecomm_internal cachecomm_flags)
+foreach(np IN ITEMS 2 3)
+  if(np GREATER CACHECOMM_TEST_MAX_RANKS)
+    continue()
+  endif()
+  add_test(NAME preload_mpi_faster_file.np${np}
+           COMMAND write_mpi_table ${CMAKE_CURRENT_BINARY_DIR}/preload_mpi_faster.np${np}.json ${np})
+  set_tests_properties(preload_mpi_faster_file.np${np} PROPERTIES LABELS "preload" FIXTURES_SETUP preload_mpi_faster_np${np})
+  preload_case(preload_mpi_faster RANKS ${np}
+    ARGS --env CACHECOMM_TUNING=${CMAKE_CURRENT_BINARY_DIR}/preload_mpi_faster.np${np}.json
+         --reason MPI_Barrier:mpi-faster --reason MPI_Bcast:mpi-faster --reason MPI_Reduce:mpi-faster
+         --reason MPI_Allreduce:mpi-faster --reason MPI_Allgather:mpi-faster
+         -- $<TARGET_FILE:preload_collectives>)
+  set_tests_properties(preload_mpi_faster.np${np} PROPERTIES FIXTURES_REQUIRED preload_mpi_faster_np${np})
+endforeach()
