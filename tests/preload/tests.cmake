@@ -69,9 +69,10 @@ preload_case(preload_datatypes RANKS 1 2 3 4 5 8
   ARGS ${preload_served} --reason MPI_Allreduce:unmapped-datatype -- $<TARGET_FILE:preload_datatypes>)
 # Conformance: every operation x datatype x root x in-place x communicator kind, checked values,
 # identical output plain and preloaded.
-# MPICH (ch4:ucx) busy-polls: with more ranks than cores its plain run of this program takes
-# minutes (2 cores, 4 ranks: 100 s; 5 ranks: 170 s; preloaded: 23 s and 41 s).
-set(conformance_limit)
+# The plain run of this program takes minutes with more ranks than cores, MPICH's (ch4:ucx,
+# busy-polling) most (2 cores, 4 ranks: 100 s; 5 ranks: 170 s; preloaded: 23 s and 41 s; on a
+# loaded machine Open MPI's at 3 ranks passed 180 s).
+set(conformance_limit RUN_LIMIT 400)
 if(NOT CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
   set(conformance_limit RUN_LIMIT 900)
 endif()
