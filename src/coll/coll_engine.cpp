@@ -161,10 +161,12 @@ void coll_engine::call_abandoned(int rank, std::uint32_t number) {
   finish_step(m_step);
   throw mismatch_error(
       std::string("cachecomm: ") + kind_name(m_call.info) + ": node rank " + std::to_string(rank) +
-          " left this call (its call " + std::to_string(m_call.number) + ", now in call " +
-          std::to_string(number) + ") without what node rank " + std::to_string(m_rank) +
-          " waits for: the ranks passed different " + "arguments (this rank " +
-          describe_call(m_call.info, m_call.bytes) + "), which took them different ways",
+          " left this call (collective " + std::to_string(m_call.number) +
+          " of the communicator; it is in " + std::to_string(number) + ") without what node rank " +
+          std::to_string(m_rank) +
+          " waits for: the ranks passed different arguments, which took them different ways "
+          "(this rank " +
+          describe_call(m_call.info, m_call.bytes) + ")",
       mismatch_error::field::size);
 }
 

@@ -13,9 +13,10 @@
 #   --env VAR=VALUE          set VAR in both runs (repeatable)
 #   --linked                 PROGRAM links the library itself (no LD_PRELOAD): the baseline run
 #                            switches it off with CACHECOMM_PRELOAD=0 and must serve nothing
+#   --run-limit SECONDS      kill a run that takes longer (default 180)
 set -euo pipefail
 
-mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=(); expect_summary=""; linked=0; common_env=()
+mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=(); expect_summary=""; linked=0; common_env=(); run_limit=180
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpirun) mpirun="$2"; shift 2 ;;
@@ -31,6 +32,7 @@ while [[ $# -gt 0 ]]; do
     --expect-summary) expect_summary="$2"; shift 2 ;;
     --linked) linked=1; shift ;;
     --env) common_env+=("$2"); shift 2 ;;
+    --run-limit) run_limit="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "run_case.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -42,7 +44,7 @@ trap 'rm -rf "$work"' EXIT
 
 run() {  # run NAME ENV... : the program under mpirun with ENV set in every rank
   local name="$1"; shift
-  if ! timeout 180 "$mpirun" -n "$np" "${flags[@]}" env "${common_env[@]}" "$@" "${program[@]}" >"$work/$name.out" 2>"$work/$name.err"; then
+  if ! timeout "$run_limit" "$mpirun" -n "$np" "${flags[@]}" env "${common_env[@]}" "$@" "${program[@]}" >"$work/$name.out" 2>"$work/$name.err"; then
     echo "FAIL: run '$name' exited with an error" >&2
     cat "$work/$name.out" "$work/$name.err" >&2
     exit 1
