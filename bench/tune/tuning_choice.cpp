@@ -58,13 +58,11 @@ std::string robust_choice(const detail::tuning_entry& entry) {
   return chosen;
 }
 
-std::string choice_keeping_built_in(const detail::tuning_entry& entry,
-                                    const std::string& built_in) {
+std::string choice_keeping_built_in(const detail::tuning_entry& entry, const std::string& built_in,
+                                    double tolerance) {
   const std::string chosen = robust_choice(entry);
   if (chosen.empty() || built_in.empty()) return chosen;
-  return worst_ratio(entry, built_in) <= keep_built_in_tolerance * worst_ratio(entry, chosen)
-             ? built_in
-             : chosen;
+  return worst_ratio(entry, built_in) <= tolerance * worst_ratio(entry, chosen) ? built_in : chosen;
 }
 
 detail::tuning_table table_from_rows(const json& rows, const detail::tuning_key& key,
@@ -99,7 +97,9 @@ detail::tuning_table table_from_rows(const json& rows, const detail::tuning_key&
   }
   for (std::size_t op = 0; op < detail::tuned_op_count; ++op) {
     for (auto& [bytes, entry] : measured[op]) {
-      entry.choice = choice_keeping_built_in(entry, built_in[op][bytes]);
+      entry.choice = choice_keeping_built_in(
+          entry, built_in[op][bytes],
+          key.oversubscribed ? keep_built_in_tolerance_oversubscribed : keep_built_in_tolerance);
       if (!entry.choice.empty()) table.entries[op].push_back(std::move(entry));
     }
   }

@@ -16,9 +16,11 @@ namespace cachecomm::bench {
 
 /// The built-in rules' candidate where it is within `tolerance` of the robust choice (the same
 /// measure), else the robust choice: timing noise alone does not move a file away from the rules.
+/// Oversubscribed runs are far noisier (the scheduler decides who runs): a wider margin.
 inline constexpr double keep_built_in_tolerance = 1.05;
+inline constexpr double keep_built_in_tolerance_oversubscribed = 1.25;
 [[nodiscard]] std::string choice_keeping_built_in(const detail::tuning_entry& entry,
-                                                  const std::string& built_in);
+                                                  const std::string& built_in, double tolerance);
 
 /// The table of `key` from the rows of `cachecomm-bench coll` ops (barrier, bcast, reduce,
 /// allreduce, allgather; per-call timing). Rows of the automatic choice ("auto:...") are left out:
