@@ -52,9 +52,9 @@ const setting<reduce_algorithm> allreduce_setting{
 const setting<allgather_algorithm> allgather_setting{
     "CACHECOMM_ALLGATHER", "auto", algorithm_setting_text("Allgather", allgather_registry()),
     algorithm_choices(allgather_registry())};
-const setting<gather_algorithm> gather_setting{
-    "CACHECOMM_GATHER", "auto", algorithm_setting_text("Gather", gather_registry()),
-    algorithm_choices(gather_registry())};
+const setting<gather_algorithm> gather_setting{"CACHECOMM_GATHER", "auto",
+                                               algorithm_setting_text("Gather", gather_registry()),
+                                               algorithm_choices(gather_registry())};
 const setting<scatter_algorithm> scatter_setting{
     "CACHECOMM_SCATTER", "auto", algorithm_setting_text("Scatter", scatter_registry()),
     algorithm_choices(scatter_registry())};
