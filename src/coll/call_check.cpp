@@ -73,9 +73,14 @@ void coll_engine::inspect_peers(int waited_node_rank, wait_check::ready_function
   }
 }
 
-void coll_engine::agree_on_mpi_allgather(std::size_t block_bytes) {
-  if (m_size == 1) return;
-  begin_call(call_kind::allgather, block_bytes, datatype::byte, 0xffU);
+void coll_engine::agree_on_system_call(tuned_op op, std::size_t bytes, datatype type,
+                                       std::uint32_t operation) {
+  if (m_size == 1 || op == tuned_op::barrier) return;  // a barrier has nothing to disagree on
+  // The same description the call's cachecomm path announces (reduce and allreduce share one).
+  const call_kind kind = op == tuned_op::broadcast   ? call_kind::broadcast
+                         : op == tuned_op::allgather ? call_kind::allgather
+                                                     : call_kind::reduce;
+  begin_call(kind, bytes, type, operation);
   // Wakes a peer asleep here (begin_call alone wakes nobody: only this handshake sleeps on it).
   auto& own = m_call_lines[static_cast<std::size_t>(m_rank)].value;
   m_wait->publish(own, m_call.number);
@@ -84,11 +89,15 @@ void coll_engine::agree_on_mpi_allgather(std::size_t block_bytes) {
     auto& word = m_call_lines[static_cast<std::size_t>(rank)].value;
     call_description seen;
     while (true) {
-      wait_for(word, m_call.number, rank, "allgather (a rank's call, before MPI's allgather)");
+      wait_for(word, m_call.number, rank, "a rank's call, before the system MPI's");
       if (read_call_line(rank, seen)) break;
       cpu_relax();
     }
-    if (seen.number != m_call.number) call_abandoned(rank, seen.number);
+    // A rank already in a later call agreed on this one in its own handshake, which waited for
+    // this rank's announcement (a broadcast root or a reduce contributor may leave MPI's call
+    // before this rank enters it). Not caught: a rank whose arguments took cachecomm's path where
+    // it need not wait for the others (a slot broadcast's root); this rank then waits in MPI.
+    if (seen.number != m_call.number) continue;
     if (seen.info != m_call.info || seen.bytes != m_call.bytes)
       call_mismatch(rank, m_step, seen.info, seen.bytes);
   }

@@ -15,6 +15,7 @@
 
 #include "cachecomm/collectives.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/tuning_table.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/cross_memory.hpp"
 #include "shm/segment.hpp"
@@ -81,10 +82,12 @@ class coll_engine {
   /// `input` may equal output + node_rank * block_bytes.
   void allgather(const void* input, void* output, std::size_t block_bytes,
                  allgather_algorithm algorithm);
-  /// Before an allgather of `block_bytes` that the system MPI carries out: waits until every node
-  /// rank has announced its call and throws mismatch_error when one announced another (a rank that
-  /// took cachecomm's path would never enter MPI's call, and MPI's would never return).
-  void agree_on_mpi_allgather(std::size_t block_bytes);
+  /// Before a call the system MPI carries out (the automatic choice gave it to MPI): waits until
+  /// every node rank has announced its call and throws mismatch_error when one announced another (a
+  /// rank whose arguments took cachecomm's path would never enter MPI's call, and MPI's would never
+  /// return). `bytes`: the message (allgather: one block); reductions also pass type and operation.
+  void agree_on_system_call(tuned_op op, std::size_t bytes, datatype type = datatype::byte,
+                            std::uint32_t operation = 0xffU);
 
   /// Block collectives (gather.cpp, scatter.cpp, alltoall.cpp): `root` is a node rank; the root's
   /// `input` may equal output + root * block_bytes (gather), its `output` may be null (scatter,

@@ -303,6 +303,7 @@ void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root
   if (algorithm == broadcast_algorithm::automatic &&
       !system_reason(c, engine, detail::tuned_op::broadcast, bytes).empty()) {
     // Under the preload this reaches PMPI_Bcast: the call runs inside cachecomm.
+    engine.agree_on_system_call(detail::tuned_op::broadcast, bytes);
     CACHECOMM_MPI(MPI_Bcast(buffer, mpi_count(bytes, "broadcast"), MPI_BYTE, root, c.mpi_comm()));
     return;
   }
@@ -339,6 +340,8 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
     // MPI_IN_PLACE is the root's only; a non-root's in_place input is its receive buffer.
     const bool is_root = c.rank() == root;
     const void* mpi_send = send != in_place ? send : (is_root ? MPI_IN_PLACE : receive);
+    engine.agree_on_system_call(detail::tuned_op::reduce, bytes, type,
+                                static_cast<std::uint32_t>(op));
     CACHECOMM_MPI(MPI_Reduce(mpi_send, receive, mpi_count(count, "reduce"), mpi_datatype_of(type),
                              mpi_op_of(op), root, c.mpi_comm()));
     return;
@@ -395,6 +398,8 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
   const std::size_t bytes = count * size_of(type);
   if (algorithm == reduce_algorithm::automatic &&
       !system_reason(c, engine, detail::tuned_op::allreduce, bytes).empty()) {
+    engine.agree_on_system_call(detail::tuned_op::allreduce, bytes, type,
+                                static_cast<std::uint32_t>(op));
     CACHECOMM_MPI(MPI_Allreduce(send == in_place ? MPI_IN_PLACE : send, receive,
                                 mpi_count(count, "allreduce"), mpi_datatype_of(type), mpi_op_of(op),
                                 c.mpi_comm()));
@@ -438,7 +443,7 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
   if (algorithm == allgather_algorithm::automatic && mpi_allgather_wins(c, engine, block)) {
     // Under the preload this reaches PMPI_Allgather: the call runs inside cachecomm.
     const int count = mpi_count(count_per_rank, "allgather");
-    engine.agree_on_mpi_allgather(block);
+    engine.agree_on_system_call(detail::tuned_op::allgather, block);
     CACHECOMM_MPI(MPI_Allgather(send == in_place ? MPI_IN_PLACE : send, count,
                                 mpi_datatype_of(type), receive, count, mpi_datatype_of(type),
                                 c.mpi_comm()));
@@ -488,6 +493,13 @@ namespace detail {
 std::string_view system_mpi_choice(comm& c, tuned_op op, std::size_t bytes) {
   if (op == tuned_op::barrier) return system_barrier_reason(c.impl());
   return system_reason(c, engine_of(c), op, bytes);
+}
+
+void agree_before_system_call(comm& c, tuned_op op, std::size_t bytes, datatype type,
+                              reduce_op operation) {
+  const bool reduction = op == tuned_op::reduce || op == tuned_op::allreduce;
+  engine_of(c).agree_on_system_call(op, bytes, reduction ? type : datatype::byte,
+                                    reduction ? static_cast<std::uint32_t>(operation) : 0xffU);
 }
 
 }  // namespace detail

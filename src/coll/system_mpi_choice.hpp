@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "cachecomm/collectives.hpp"
 #include "cachecomm/comm.hpp"
 #include "coll/tuning_table.hpp"
 
@@ -15,5 +16,12 @@ namespace cachecomm::detail {
 /// to the system MPI, or empty when cachecomm serves it. Builds the comm's collective state on
 /// first use, so every rank of the comm must ask (as for any collective call).
 [[nodiscard]] std::string_view system_mpi_choice(comm& c, tuned_op op, std::size_t bytes);
+
+/// Before the system MPI carries out a call the automatic choice gave it: every node rank announces
+/// the call and checks that the others announced the same, so that ranks whose arguments differ
+/// fail at once (mismatch_error) instead of one waiting in MPI forever. Reductions pass their type
+/// and operation; the others' are ignored.
+void agree_before_system_call(comm& c, tuned_op op, std::size_t bytes,
+                              datatype type = datatype::byte, reduce_op operation = reduce_op::sum);
 
 }  // namespace cachecomm::detail

@@ -35,16 +35,28 @@ using preload::valid_root;
 namespace {
 
 /// Whether the automatic choice gives this call to the system MPI (measured faster, or a built-in
-/// rule): it then passes through, counted as mpi-faster. The same answer on every rank.
-/// Asking may build the comm's collective state (MPI calls of cachecomm's own: inside the scope);
-/// when that fails the call is served, which reports the failure.
-bool mpi_wins(cachecomm::comm& c, cachecomm::detail::tuned_op op, std::size_t bytes) {
+/// rule): it then passes through, counted as mpi-faster. The same answer on every rank, once the
+/// ranks agreed on the call (a rank whose arguments took cachecomm's path would leave the others
+/// in MPI's call forever; agreeing turns that into an error on every rank at once). Asking may
+/// build the comm's collective state (MPI calls of cachecomm's own: inside the scope). `error`:
+/// set when agreeing failed (reported through the communicator's error handler).
+bool mpi_wins(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+              cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
+              cachecomm::datatype type = cachecomm::datatype::byte,
+              cachecomm::reduce_op operation = cachecomm::reduce_op::sum) {
+  preload::cachecomm_scope scope;
   try {
-    preload::cachecomm_scope scope;
-    return !cachecomm::detail::system_mpi_choice(c, op, bytes).empty();
+    if (cachecomm::detail::system_mpi_choice(c, op, bytes).empty()) return false;
   } catch (...) {
-    return false;
+    return false;  // served instead, which reports the failure
   }
+  try {
+    cachecomm::detail::agree_before_system_call(c, op, bytes, type, operation);
+  } catch (...) {
+    preload::stats().count(kind, outcome::cachecomm_error);
+    error = preload::report_failure(comm, call);
+  }
+  return true;
 }
 
 }  // namespace
@@ -54,7 +66,8 @@ extern "C" {
 int MPI_Barrier(MPI_Comm comm) {
   using cachecomm::detail::tuned_op;
   if (cachecomm::comm* hot = preload::hot_comm(call_kind::barrier, comm)) {
-    if (mpi_wins(*hot, tuned_op::barrier, 0)) {
+    int error = MPI_SUCCESS;
+    if (mpi_wins(call_kind::barrier, "MPI_Barrier", comm, *hot, tuned_op::barrier, 0, error)) {
       return pass_through(call_kind::barrier, outcome::mpi_faster,
                           [&] { return PMPI_Barrier(comm); });
     }
@@ -65,7 +78,8 @@ int MPI_Barrier(MPI_Comm comm) {
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr)
     return pass_through(call_kind::barrier, r.why_not, [&] { return PMPI_Barrier(comm); });
-  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::barrier, 0))
+  int error = MPI_SUCCESS;
+  if (mpi_wins(call_kind::barrier, "MPI_Barrier", comm, *r.fast, tuned_op::barrier, 0, error))
     return pass_through(call_kind::barrier, outcome::mpi_faster,
                         [&] { return PMPI_Barrier(comm); });
   return serve(call_kind::barrier, comm, "MPI_Barrier", [&] { r.fast->barrier(); });
@@ -85,8 +99,11 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   // The signature's bytes are the same on every rank, whatever datatype each one used.
   const std::size_t bytes = static_cast<std::size_t>(count) * layout->size;
   if (bytes == 0) return pass_through(call_kind::bcast, outcome::empty, pass);
-  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::broadcast, bytes))
-    return pass_through(call_kind::bcast, outcome::mpi_faster, pass);
+  int error = MPI_SUCCESS;
+  if (mpi_wins(call_kind::bcast, "MPI_Bcast", comm, *r.fast, cachecomm::detail::tuned_op::broadcast,
+               bytes, error)) {
+    return error != MPI_SUCCESS ? error : pass_through(call_kind::bcast, outcome::mpi_faster, pass);
+  }
   return serve(call_kind::bcast, comm, "MPI_Bcast", [&] {
     if (layout->dense) {
       cachecomm::broadcast(*r.fast, buffer, bytes, cachecomm::datatype::byte, root);
@@ -115,9 +132,13 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   if (count < 0 || !valid_root(*r.fast, root))
     return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
-  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::reduce,
-               static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type)))
-    return pass_through(call_kind::reduce, outcome::mpi_faster, pass);
+  int error = MPI_SUCCESS;
+  if (mpi_wins(call_kind::reduce, "MPI_Reduce", comm, *r.fast, cachecomm::detail::tuned_op::reduce,
+               static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type), error,
+               reduction->type, reduction->op)) {
+    return error != MPI_SUCCESS ? error
+                                : pass_through(call_kind::reduce, outcome::mpi_faster, pass);
+  }
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::reduce, comm, "MPI_Reduce", [&] {
     cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
@@ -137,9 +158,14 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   if (!reduction) return pass_through(call_kind::allreduce, why, pass);
   if (count < 0) return pass_through(call_kind::allreduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::allreduce, outcome::empty, pass);
-  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::allreduce,
-               static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type)))
-    return pass_through(call_kind::allreduce, outcome::mpi_faster, pass);
+  int error = MPI_SUCCESS;
+  if (mpi_wins(call_kind::allreduce, "MPI_Allreduce", comm, *r.fast,
+               cachecomm::detail::tuned_op::allreduce,
+               static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type), error,
+               reduction->type, reduction->op)) {
+    return error != MPI_SUCCESS ? error
+                                : pass_through(call_kind::allreduce, outcome::mpi_faster, pass);
+  }
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(call_kind::allreduce, comm, "MPI_Allreduce", [&] {
     cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
@@ -170,8 +196,12 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (sendcount < 0) return pass_through(call_kind::allgather, outcome::invalid_argument, pass);
   }
   if (bytes_per_rank == 0) return pass_through(call_kind::allgather, outcome::empty, pass);
-  if (mpi_wins(*r.fast, cachecomm::detail::tuned_op::allgather, bytes_per_rank))
-    return pass_through(call_kind::allgather, outcome::mpi_faster, pass);
+  int error = MPI_SUCCESS;
+  if (mpi_wins(call_kind::allgather, "MPI_Allgather", comm, *r.fast,
+               cachecomm::detail::tuned_op::allgather, bytes_per_rank, error)) {
+    return error != MPI_SUCCESS ? error
+                                : pass_through(call_kind::allgather, outcome::mpi_faster, pass);
+  }
   return serve(call_kind::allgather, comm, "MPI_Allgather", [&] {
     // This rank's own signature must match the block every rank receives; a mismatch is an
     // erroneous program: it takes part (the others are waiting) and then reports it.
