@@ -25,11 +25,10 @@ namespace {
 struct tune_options {
   std::string output;     ///< the tuning file (default: the library's default location)
   std::string json_path;  ///< the benchmark rows as well (cachecomm-report can plot them)
-  std::size_t step = 4;   ///< size ratio between measured sizes
-  /// 8 B * 4^k reaches 8 MiB; the 16 MiB bucket and larger take the largest measured size.
-  std::size_t max_bytes = 8U << 20;
+  std::size_t step = 2;   ///< size ratio between measured sizes
+  std::size_t max_bytes = 16U << 20;  ///< larger messages take the largest measured size
   std::vector<std::string> ops = {"barrier", "bcast", "reduce", "allreduce", "allgather"};
-  timing_plan plan{2, 5, 16};  // large sizes: 2 calls per sample (coll_data's plan_for)
+  timing_plan plan{2, 7, 16};  // large sizes: 2 calls per sample (coll_data's plan_for)
   bool quick = false;          ///< CTest: 8 B .. 4 KiB, few samples
 };
 
@@ -209,7 +208,8 @@ int main(int argc, char** argv) {
                  "Tuning file to write (default: " + cachecomm::detail::default_tuning_path() +
                      "); tables for other rank counts in it are kept");
   app.add_option("--json", options.json_path, "Also write the measured rows (benchmark JSON)");
-  app.add_option("--step", options.step, "Ratio between measured sizes (2: every power of two)")
+  app.add_option("--step", options.step,
+                 "Ratio between measured sizes (4: every other power of two, half the time)")
       ->check(CLI::Range(2, 16))
       ->capture_default_str();
   app.add_option("--max-bytes", options.max_bytes, "Largest size measured")
