@@ -44,7 +44,8 @@ if(CACHECOMM_SYSTEM_OPENMPI_CC AND CACHECOMM_SYSTEM_OPENMPI_RUN AND NOT CACHECOM
 endif()
 
 # `test-programs`: every program the tests run, without the benchmarks and apps (make test-mpi
-# builds only these); `test-programs-core`: the preload programs and the segment and barrier tests
+# builds only these); `test-programs-core`: the preload programs (and the tuning-file writer their
+# mpi-faster case needs) and the segment and barrier tests
 # (make test-mpi MPI_SUBSET=core, CI's quick pass). Collected when tests/ is read.
 function(cachecomm_add_test_programs_target)
   get_property(targets DIRECTORY ${PROJECT_SOURCE_DIR}/tests PROPERTY BUILDSYSTEM_TARGETS)
@@ -54,7 +55,7 @@ function(cachecomm_add_test_programs_target)
     get_target_property(type ${target} TYPE)
     if(type STREQUAL "EXECUTABLE")
       list(APPEND programs ${target})
-      if(target MATCHES "^(preload_|mpi_segment$|mpi_barrier$)")
+      if(target MATCHES "^(preload_|mpi_segment$|mpi_barrier$|write_mpi_table$)")
         list(APPEND core ${target})
       endif()
     endif()
