@@ -10,6 +10,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/algorithm_registry.hpp"
 #include "coll/coll_engine.hpp"
+#include "coll/entry_points.hpp"
 #include "coll/selection.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
@@ -19,18 +20,8 @@ namespace cachecomm {
 
 namespace {
 
-detail::coll_engine& engine_of(comm& c) {
-  return detail::coll_engine::of(c.impl());
-}
-
-detail::selection_input selection_for(comm& c, const detail::coll_engine& engine,
-                                      std::size_t bytes) {
-  detail::selection_input input;
-  input.bytes = bytes;
-  input.node_count = c.topology().node_count;
-  input.node = engine.shape();
-  return input;
-}
+using detail::engine_of;
+using detail::selection_for;
 
 int mpi_count(std::size_t count, const char* what) {
   return detail::mpi_int_count<unsupported_error>(count, [what] {

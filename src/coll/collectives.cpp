@@ -10,6 +10,7 @@
 #include "coll/algorithm_registry.hpp"
 #include "coll/barrier.hpp"
 #include "coll/coll_engine.hpp"
+#include "coll/entry_points.hpp"
 #include "coll/selection.hpp"
 #include "coll/system_mpi_choice.hpp"
 #include "coll/tuning_loader.hpp"
@@ -181,19 +182,8 @@ void check_call(comm& c, detail::coll_engine& engine, const call_signature& call
   }
 }
 
-detail::coll_engine& engine_of(comm& c) {
-  return detail::coll_engine::of(c.impl());
-}
-
-detail::selection_input selection_for(comm& c, const detail::coll_engine& engine,
-                                      std::size_t bytes) {
-  detail::selection_input input;
-  input.bytes = bytes;
-  input.node_count = c.topology().node_count;
-  input.node = engine.shape();
-  input.measured = &detail::tuning_of(c.impl()).choices;
-  return input;
-}
+using detail::engine_of;
+using detail::selection_for;
 
 /// Whether CACHECOMM_<OP> leaves `op` to the automatic choice (a forced algorithm beats the
 /// system MPI as it beats the tuning file).
@@ -489,6 +479,15 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
 }
 
 namespace detail {
+
+selection_input selection_for(comm& c, const coll_engine& engine, std::size_t bytes) {
+  selection_input input;
+  input.bytes = bytes;
+  input.node_count = c.topology().node_count;
+  input.node = engine.shape();
+  input.measured = &tuning_of(c.impl()).choices;
+  return input;
+}
 
 std::string_view system_mpi_choice(comm& c, tuned_op op, std::size_t bytes) {
   if (op == tuned_op::barrier) return system_barrier_reason(c.impl());

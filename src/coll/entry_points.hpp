@@ -1,0 +1,23 @@
+// What the public entry points of every collective (collectives.cpp, block_collectives.cpp) share:
+// the comm's engine and the automatic choice's input for one call.
+#pragma once
+
+#include <cstddef>
+
+#include "cachecomm/comm.hpp"
+#include "coll/coll_engine.hpp"
+#include "coll/selection.hpp"
+#include "core/comm_impl.hpp"
+
+namespace cachecomm::detail {
+
+/// The comm's collective engine (built on first use).
+inline coll_engine& engine_of(comm& c) {
+  return coll_engine::of(c.impl());
+}
+
+/// The input of the pure selection functions for a call of `bytes` on `c`: node shape, node count
+/// and the node's tuning data.
+[[nodiscard]] selection_input selection_for(comm& c, const coll_engine& engine, std::size_t bytes);
+
+}  // namespace cachecomm::detail
