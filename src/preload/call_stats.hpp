@@ -48,7 +48,7 @@ enum class outcome {
   intercommunicator,
   warming_up,  ///< fewer than CACHECOMM_PRELOAD_WARMUP collective calls on this communicator so far
   derived_datatype,   ///< not a predefined, gap-free datatype
-  unmapped_datatype,  ///< predefined but with no cachecomm reduction type (MPI_CHAR, MPI_2INT...)
+  unmapped_datatype,  ///< predefined but with no cachecomm reduction type (MPI_WCHAR, MPI_2INT...)
   user_op,            ///< user-defined operation (commutative or not)
   unmapped_op,        ///< predefined operation cachecomm does not reduce with (MPI_MAXLOC...)
   unsupported_pair,   ///< operation not defined on the type in cachecomm (MPI_LAND on a float...)

@@ -85,6 +85,13 @@ static void exercise(MPI_Comm comm, int iterations) {
     mix(&lor, sizeof lor);
     mix(&lxor, sizeof lxor);
 
+    /* OSU's reduction benchmarks reduce MPI_CHAR with MPI_SUM: served as C's char. */
+    char chars[4] = {(char)(rank + 1), (char)(10 - rank), 3, (char)(it % 7)}, char_sums[4] = {0};
+    MPI_Allreduce(chars, char_sums, 4, MPI_CHAR, MPI_SUM, comm);
+    mix(char_sums, sizeof char_sums);
+    MPI_Reduce(chars, char_sums, 4, MPI_CHAR, MPI_MAX, root, comm);
+    if (rank == root) mix(char_sums, sizeof char_sums);
+
     float small[3] = {(float)rank + 1, 2.0f, 0.5f}, product[3];
     MPI_Allreduce(small, product, 3, MPI_FLOAT, MPI_PROD, comm);
     mix(product, sizeof product);

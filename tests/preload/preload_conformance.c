@@ -10,6 +10,7 @@
  * number of checks, of failures (with the first few described) and a hash of all results, so a
  * preloaded run must print exactly what MPI prints. */
 #include <complex.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -111,6 +112,11 @@ static void add(const char* name, MPI_Datatype type, enum klass klass, size_t si
 static void make_types(void) {
   add("MPI_SIGNED_CHAR", MPI_SIGNED_CHAR, K_SIGNED, 1, set_schar, get_schar);
   add("MPI_UNSIGNED_CHAR", MPI_UNSIGNED_CHAR, K_UNSIGNED, 1, set_uchar, get_uchar);
+  /* Not an arithmetic type in MPI, but both MPIs reduce it as C's char (OSU uses it). */
+  if (CHAR_MIN < 0)
+    add("MPI_CHAR", MPI_CHAR, K_SIGNED, 1, set_schar, get_schar);
+  else
+    add("MPI_CHAR", MPI_CHAR, K_UNSIGNED, 1, set_uchar, get_uchar);
   add("MPI_SHORT", MPI_SHORT, K_SIGNED, sizeof(short), set_short, get_short);
   add("MPI_UNSIGNED_SHORT", MPI_UNSIGNED_SHORT, K_UNSIGNED, sizeof(unsigned short), set_ushort,
       get_ushort);

@@ -5,6 +5,7 @@
 # checks:
 #   --served CALL            the summary must show CALL (e.g. MPI_Barrier) served at least once
 #   --reason CALL:REASON     the summary must show CALL passed through for REASON
+#   --no-reason CALL:REASON  the summary must not show CALL passed through for REASON
 #   --none-served            the summary must show no call served at all
 #   --failed CALL            the summary must show CALL failed inside cachecomm at least once
 #   --preload-only VAR=VALUE run only with the preload library, with VAR set (repeatable) ...
@@ -16,7 +17,7 @@
 #   --run-limit SECONDS      kill a run that takes longer (default 180)
 set -euo pipefail
 
-mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); none_served=0; failed=(); preload_only=(); expect=(); expect_summary=""; linked=0; common_env=(); run_limit=180
+mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); no_reasons=(); none_served=0; failed=(); preload_only=(); expect=(); expect_summary=""; linked=0; common_env=(); run_limit=180
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpirun) mpirun="$2"; shift 2 ;;
@@ -25,6 +26,7 @@ while [[ $# -gt 0 ]]; do
     --lib) lib="$2"; shift 2 ;;
     --served) served+=("$2"); shift 2 ;;
     --reason) reasons+=("$2"); shift 2 ;;
+    --no-reason) no_reasons+=("$2"); shift 2 ;;
     --none-served) none_served=1; shift ;;
     --failed) failed+=("$2"); shift 2 ;;
     --preload-only) preload_only+=("$2"); shift 2 ;;
@@ -97,6 +99,12 @@ for entry in "${reasons[@]}"; do
   call="${entry%%:*}"; reason="${entry#*:}"
   grep -E "^ +$call +served" "$summary" | grep -qE "[(, ]$reason [0-9]+" ||
     { echo "FAIL: $call was never passed through for $reason" >&2; exit 1; }
+done
+for entry in "${no_reasons[@]}"; do
+  call="${entry%%:*}"; reason="${entry#*:}"
+  if grep -E "^ +$call +served" "$summary" | grep -qE "[(, ]$reason [0-9]+"; then
+    echo "FAIL: $call was passed through for $reason" >&2; exit 1
+  fi
 done
 for call in "${failed[@]}"; do
   grep -E "^ +$call +served" "$summary" | grep -qE "failed +[1-9]" ||
