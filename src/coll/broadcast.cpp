@@ -13,7 +13,7 @@ namespace cachecomm::detail {
 void coll_engine::broadcast(void* buffer, std::size_t bytes, int root,
                             broadcast_algorithm algorithm) {
   if (m_size == 1 || bytes == 0) return;
-  begin_call(call_kind::broadcast, bytes, datatype::byte, 0xffU);
+  begin_call(call_kind::broadcast, bytes, datatype::byte, 0xffU, root);
   entry_of(algorithm).run(*this, buffer, bytes, root);
 }
 

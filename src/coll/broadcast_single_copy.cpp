@@ -58,6 +58,12 @@ void coll_engine::broadcast_single_copy(void* buffer, std::size_t bytes, int roo
   }
   post_region(step);  // this rank's address, for the root's push
   wait_region(root, step, "broadcast (root's address)");
+  // Every rank posts its address, so a rank that names another root (an erroneous program) would
+  // find a reader's post here and copy from it: its call line, written before, names the root.
+  if (call_description seen; read_call_line(root, seen) && seen.number == m_call.number &&
+                             seen.root != m_call.root) [[unlikely]] {
+    call_mismatch(root, step, seen.info, seen.bytes, seen.root);
+  }
   auto& root_line = m_address[static_cast<std::size_t>(root)];
   const std::uint64_t address =
       std::atomic_ref<std::uint64_t>(address_word(root_line)).load(std::memory_order_relaxed);

@@ -22,21 +22,27 @@ std::uint32_t& line_info(padded_flag& line) {
 std::uint64_t& line_bytes(padded_flag& line) {
   return reinterpret_cast<std::uint64_t*>(&line)[1];
 }
+std::int32_t& line_root(padded_flag& line) {
+  return reinterpret_cast<std::int32_t*>(&line)[4];
+}
 
 }  // namespace
 
-void coll_engine::begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op) {
+void coll_engine::begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op,
+                             int root) {
   ++m_call.number;
   if (m_call.number == 0) m_call.number = 1;  // 0 marks a line being rewritten
   m_call.first_step = m_step + 1;
   m_call.info =
       static_cast<std::uint32_t>(kind) << 16U | static_cast<std::uint32_t>(type) << 8U | op;
   m_call.bytes = bytes;
+  m_call.root = root;
   auto& line = m_call_lines[static_cast<std::size_t>(m_rank)];
   line.value.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   std::atomic_ref<std::uint32_t>(line_info(line)).store(m_call.info, std::memory_order_relaxed);
   std::atomic_ref<std::uint64_t>(line_bytes(line)).store(m_call.bytes, std::memory_order_relaxed);
+  std::atomic_ref<std::int32_t>(line_root(line)).store(m_call.root, std::memory_order_relaxed);
   line.value.store(m_call.number, std::memory_order_release);
 }
 
@@ -46,6 +52,7 @@ bool coll_engine::read_call_line(int rank, call_description& seen) const {
   if (before == 0) return false;
   seen.info = std::atomic_ref<std::uint32_t>(line_info(line)).load(std::memory_order_relaxed);
   seen.bytes = std::atomic_ref<std::uint64_t>(line_bytes(line)).load(std::memory_order_relaxed);
+  seen.root = std::atomic_ref<std::int32_t>(line_root(line)).load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
   if (line.value.load(std::memory_order_relaxed) != before) return false;
   seen.number = before;
@@ -59,8 +66,8 @@ void coll_engine::inspect_peers(int waited_node_rank, wait_check::ready_function
     call_description seen;
     if (!read_call_line(rank, seen)) continue;  // being rewritten: looked at next time
     if (seen.number == m_call.number) {
-      if (seen.info != m_call.info || seen.bytes != m_call.bytes)
-        call_mismatch(rank, m_step, seen.info, seen.bytes);
+      if (seen.info != m_call.info || seen.bytes != m_call.bytes || seen.root != m_call.root)
+        call_mismatch(rank, m_step, seen.info, seen.bytes, seen.root);
       continue;
     }
     // A peer in a later call has set every flag of this call it was going to set (in a matched
@@ -98,8 +105,8 @@ void coll_engine::agree_on_system_call(tuned_op op, std::size_t bytes, datatype 
     // before this rank enters it). Not caught: a rank whose arguments took cachecomm's path where
     // it need not wait for the others (a slot broadcast's root); this rank then waits in MPI.
     if (seen.number != m_call.number) continue;
-    if (seen.info != m_call.info || seen.bytes != m_call.bytes)
-      call_mismatch(rank, m_step, seen.info, seen.bytes);
+    if (seen.info != m_call.info || seen.bytes != m_call.bytes || seen.root != m_call.root)
+      call_mismatch(rank, m_step, seen.info, seen.bytes, seen.root);
   }
 }
 

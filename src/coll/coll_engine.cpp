@@ -30,7 +30,7 @@ std::uint64_t& posted_bytes(padded_flag& line) {
   return reinterpret_cast<std::uint64_t*>(&line)[2];
 }
 
-std::string describe_call(std::uint32_t info, std::uint64_t bytes) {
+std::string describe_call(std::uint32_t info, std::uint64_t bytes, std::int32_t root) {
   const auto kind = info >> 16U;
   std::string text = std::to_string(bytes) + " bytes";
   if (kind == 2 || kind == 7) {
@@ -39,6 +39,11 @@ std::string describe_call(std::uint32_t info, std::uint64_t bytes) {
     text += " of " + std::string(to_string(type)) + " (" + std::to_string(bytes / size_of(type)) +
             " elements), " + std::string(to_string(op));
   }
+  // A reduction without a root is an allreduce; the other rooted calls always have one.
+  if (root >= 0)
+    text += ", root node rank " + std::to_string(root);
+  else if (kind == 2)
+    text += ", no root (allreduce)";
   return text;
 }
 
@@ -136,11 +141,11 @@ void coll_engine::describe_slot(std::uint32_t step, std::size_t bytes) const {
 void coll_engine::check_call(int rank, std::uint32_t step, std::uint32_t info,
                              std::uint64_t bytes) {
   if (info != m_call.info || bytes != m_call.bytes) [[unlikely]]
-    call_mismatch(rank, step, info, bytes);
+    call_mismatch(rank, step, info, bytes, m_call.root);  // slot headers carry no root
 }
 
 void coll_engine::call_mismatch(int rank, std::uint32_t step, std::uint32_t info,
-                                std::uint64_t bytes) {
+                                std::uint64_t bytes, std::int32_t root) {
   finish_step(step);  // this rank reads no more of the step; the others may go on
   auto differs = mismatch_error::field::size;
   if ((info >> 16U) != (m_call.info >> 16U)) {
@@ -149,11 +154,14 @@ void coll_engine::call_mismatch(int rank, std::uint32_t step, std::uint32_t info
     differs = mismatch_error::field::datatype;
   } else if ((info & 0xffU) != (m_call.info & 0xffU)) {
     differs = mismatch_error::field::operation;
+  } else if (bytes == m_call.bytes && root != m_call.root) {
+    differs = mismatch_error::field::root;
   }
   throw mismatch_error(std::string("cachecomm: ") + kind_name(m_call.info) + ": node rank " +
-                           std::to_string(rank) + " passed " + describe_call(info, bytes) +
+                           std::to_string(rank) + " passed " + describe_call(info, bytes, root) +
                            " to its " + kind_name(info) + ", this rank (node rank " +
-                           std::to_string(m_rank) + ") " + describe_call(m_call.info, m_call.bytes),
+                           std::to_string(m_rank) + ") " +
+                           describe_call(m_call.info, m_call.bytes, m_call.root),
                        differs);
 }
 
@@ -166,7 +174,7 @@ void coll_engine::call_abandoned(int rank, std::uint32_t number) {
           std::to_string(m_rank) +
           " waits for: the ranks passed different arguments, which took them different ways "
           "(this rank " +
-          describe_call(m_call.info, m_call.bytes) + ")",
+          describe_call(m_call.info, m_call.bytes, m_call.root) + ")",
       mismatch_error::field::size);
 }
 

@@ -150,10 +150,12 @@ class coll_engine {
     std::uint32_t first_step = 0;  ///< the call's first step (tells calls apart on posted lines)
     std::uint32_t info = 0;        ///< kind << 16 | element type << 8 | operation
     std::uint64_t bytes = 0;
+    std::int32_t root = -1;  ///< the root's node rank; -1 where the call has none (an allreduce)
   };
   /// Counts the call and announces its description on this rank's call line (call_check.cpp), the
   /// one place every path of every collective shares.
-  void begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op);
+  void begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op,
+                  int root = -1);
   /// What a rank's call line says; false while its owner rewrites it.
   bool read_call_line(int rank, call_description& seen) const;
   /// The wait_check of every wait of the engine: throws mismatch_error when a peer's call line
@@ -169,7 +171,7 @@ class coll_engine {
   /// finishing `step`, so the others can go on) when they differ.
   void check_call(int rank, std::uint32_t step, std::uint32_t info, std::uint64_t bytes);
   [[noreturn]] void call_mismatch(int rank, std::uint32_t step, std::uint32_t info,
-                                  std::uint64_t bytes);
+                                  std::uint64_t bytes, std::int32_t root);
   void describe_slot(std::uint32_t step, std::size_t bytes) const;
 
   std::uint32_t begin_step();

@@ -18,7 +18,7 @@ void coll_engine::gather(const void* input, void* output, std::size_t block_byte
     if (input != output) std::memcpy(output, input, block_bytes);
     return;
   }
-  begin_call(call_kind::gather, block_bytes, datatype::byte, 0xffU);
+  begin_call(call_kind::gather, block_bytes, datatype::byte, 0xffU, root);
   entry.run(*this, input, output, block_bytes, root);
 }
 

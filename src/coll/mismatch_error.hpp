@@ -7,12 +7,12 @@
 
 namespace cachecomm::detail {
 
-/// The ranks of one collective call passed different sizes, operations or element types (an
+/// The ranks of one collective call passed different sizes, operations, element types or roots (an
 /// erroneous program), found by comparing the call's description that travels with its data. A
 /// usage_error to callers of the C++ API; the preload library maps `differs` to MPI's class.
 class mismatch_error : public usage_error {
  public:
-  enum class field { size, operation, datatype, collective };
+  enum class field { size, operation, datatype, collective, root };
   mismatch_error(const std::string& message, field differs)
       : usage_error(message), m_field(differs) {}
   [[nodiscard]] field differs() const noexcept { return m_field; }

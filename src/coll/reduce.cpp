@@ -18,7 +18,8 @@ void coll_engine::reduce(const void* input, void* output, std::size_t count, dat
     if (receiver && input != output) std::memcpy(output, input, count * size_of(type));
     return;
   }
-  begin_call(call_kind::reduce, count * size_of(type), type, static_cast<std::uint32_t>(op));
+  begin_call(call_kind::reduce, count * size_of(type), type, static_cast<std::uint32_t>(op),
+             root < 0 ? -1 : root);
   entry_of(algorithm).run(*this, input, output, count, type, op, root);
 }
 

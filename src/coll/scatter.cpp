@@ -19,7 +19,7 @@ void coll_engine::scatter(const void* input, void* output, std::size_t block_byt
     if (output != nullptr && input != output) std::memcpy(output, input, block_bytes);
     return;
   }
-  begin_call(call_kind::scatter, block_bytes, datatype::byte, 0xffU);
+  begin_call(call_kind::scatter, block_bytes, datatype::byte, 0xffU, root);
   entry.run(*this, input, output, block_bytes, root);
 }
 

@@ -79,6 +79,7 @@ int error_class_of(const std::exception_ptr& failure) {
       case cachecomm::detail::mismatch_error::field::operation: return MPI_ERR_OP;
       case cachecomm::detail::mismatch_error::field::datatype: return MPI_ERR_TYPE;
       case cachecomm::detail::mismatch_error::field::collective: return MPI_ERR_OTHER;
+      case cachecomm::detail::mismatch_error::field::root: return MPI_ERR_ROOT;
     }
     return MPI_ERR_OTHER;
   } catch (const cachecomm::mpi_error& e) {

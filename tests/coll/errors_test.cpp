@@ -173,6 +173,28 @@ TEST(CollectiveErrors, MismatchedSizesAcrossPathsFailWithoutChecking) {
   });
 }
 
+// Ranks that name different roots wait for data from ranks that wait themselves: the roots
+// travel on the call lines, so every rank fails at once with MPI_ERR_ROOT's reason instead.
+TEST(CollectiveErrors, MismatchedRootsFailWithoutChecking) {
+  comm world(MPI_COMM_WORLD);
+  if (world.size() == 1) GTEST_SKIP() << "needs two ranks to disagree";
+  if (world.topology().node_count > 1) GTEST_SKIP() << "across nodes MPI compares the calls";
+  // Rank 0 waits for rank 1, which waits for rank 0 (as do the others).
+  const int root = world.rank() == 0 ? 1 : 0;
+  std::vector<std::byte> buffer(1U << 20);
+  std::vector<std::byte> sent(buffer.size());
+  for (std::size_t bytes : {std::size_t{64}, std::size_t{1} << 20}) {
+    const std::string label = std::to_string(bytes) + " bytes";
+    expect_mismatch(("broadcast " + label).c_str(), true,
+                    [&](comm& c) { broadcast(c, buffer.data(), bytes, datatype::byte, root); });
+    // Every rank contributes and nobody is the root: contributors may leave at once, so a rank
+    // need not fail; none may hang, and an error must name the call.
+    expect_mismatch(("reduce " + label).c_str(), false, [&](comm& c) {
+      reduce(c, sent.data(), buffer.data(), bytes / 8, datatype::float64, reduce_op::sum, root);
+    });
+  }
+}
+
 // A root that posted a small broadcast and went on to its next call has left nothing on its call
 // line about the call its reader is in: the reader finds it past that call and fails.
 TEST(CollectiveErrors, PeerThatLeftTheCallIsNoticed) {
