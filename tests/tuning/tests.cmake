@@ -4,6 +4,12 @@ cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 1 2 3
 # A node split in two: the MPI candidate stays off (a node's table cannot decide for the comm).
 cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 4 SUFFIX .split
                        ENV CACHECOMM_RANKS_PER_NODE=2)
+# Online selection: one choice on every rank under random delays, correct results in the trial
+# phase, forced choices and tuning files win (the test sets CACHECOMM_ONLINE_SELECTION itself).
+cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test.cpp
+                       RANKS 1 2 3 4 8)
+cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test.cpp RANKS 4
+                       SUFFIX .split ENV CACHECOMM_RANKS_PER_NODE=2)
 # The tuner itself, quick: it writes a file the library then loads.
 add_test(NAME tune_smoke.np2
          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-tune>
