@@ -57,7 +57,7 @@ void online_selector::handshake(bucket_state& state, const agree_function& agree
   if (first_call) {
     const std::uint64_t best =
         *std::min_element(state.estimate.begin(), state.estimate.begin() + state.candidate_count);
-    if (best == no_time || slowest / prune_factor <= best) return;  // keep sampling it
+    if (best >= no_time / prune_factor || slowest <= best * prune_factor) return;  // keep it
     state.pruned[current] = true;
   }
   state.estimate[current] = slowest;

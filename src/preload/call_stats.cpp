@@ -69,6 +69,7 @@ std::string_view to_string(outcome reason) {
     case outcome::passive_target: return "passive-target";
     case outcome::one_rank: return "one-rank";
     case outcome::mpi_faster: return "mpi-faster";
+    case outcome::mpi_trial: return "mpi-trial";
     case outcome::count_: break;
   }
   return "?";

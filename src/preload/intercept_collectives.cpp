@@ -94,7 +94,8 @@ int run_planned(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm
                 Pass&& pass, Body&& body) {
   const cachecomm::detail::trial_timer timer(plan.trial);
   const int result =
-      plan.mpi ? pass_through(kind, outcome::mpi_faster, pass) : serve(kind, comm, call, body);
+      plan.mpi ? pass_through(kind, plan.trial ? outcome::mpi_trial : outcome::mpi_faster, pass)
+               : serve(kind, comm, call, body);
   if (result == MPI_SUCCESS) timer.finish(c, op, bytes);
   return result;
 }

@@ -27,7 +27,7 @@ endif()
 
 foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
                         preload_windows preload_datatypes preload_conformance preload_rma
-                        preload_window_threads)
+                        preload_window_threads preload_online_selection)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -57,6 +57,14 @@ endfunction()
 
 preload_case(preload_collectives RANKS 1 2 3 4 8
   ARGS ${preload_served} -- $<TARGET_FILE:preload_collectives>)
+# Online selection under the preload: the first calls of each size try every candidate (the system
+# MPI's call among them: passed through as mpi-trial), results stay right, and the summary says
+# per size what was measured and chosen.
+preload_case(preload_online_selection RANKS 2 3
+  ARGS --env CACHECOMM_TUNING=off --env CACHECOMM_ONLINE_SELECTION=on
+       --served MPI_Bcast --served MPI_Allreduce --reason MPI_Allreduce:mpi-trial
+       --reason MPI_Bcast:mpi-trial --expect-summary "measured online"
+       -- $<TARGET_FILE:preload_online_selection>)
 # The same program linked against the library instead of preloaded; CACHECOMM_PRELOAD=0 is the baseline.
 add_executable(preload_collectives_linked ${preload_dir}/preload_collectives.c)
 # cachecomm_flags: in sanitizer builds the program must load the sanitizer runtime first.

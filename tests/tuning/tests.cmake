@@ -6,6 +6,7 @@ cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 4 SUF
                        ENV CACHECOMM_RANKS_PER_NODE=2)
 # Online selection: one choice on every rank under random delays, correct results in the trial
 # phase, forced choices and tuning files win (the test sets CACHECOMM_ONLINE_SELECTION itself).
+cachecomm_add_unit_test(unit_online_selector tuning/online_selector_test.cpp)
 cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test.cpp
                        RANKS 1 2 3 4 8)
 cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test.cpp RANKS 4
