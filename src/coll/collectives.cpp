@@ -254,30 +254,40 @@ bool online_decides(const detail::selection_input& input, const detail::coll_eng
 }
 
 /// The candidates of a bucket: the rules' choice first (the baseline), then every other algorithm
-/// that runs as itself on this node, then the system MPI.
+/// that runs as itself on this node, then the system MPI. `skipped`: an algorithm left out at this
+/// size (none: 0).
 template <typename Entry>
 std::vector<std::int8_t> candidates_from(std::span<const Entry> registry,
-                                         const detail::node_shape& shape, std::int8_t first) {
+                                         const detail::node_shape& shape, std::int8_t first,
+                                         std::int8_t skipped) {
   std::vector<std::int8_t> candidates{first};
   for (const Entry& entry : registry) {
     const auto id = static_cast<std::int8_t>(entry.id);
-    if (id != first && entry.applicable(shape)) candidates.push_back(id);
+    if (id != first && id != skipped && entry.applicable(shape)) candidates.push_back(id);
   }
   if (first != detail::tuning_choices::system_mpi)
     candidates.push_back(detail::tuning_choices::system_mpi);
   return candidates;
 }
 
-std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::node_shape& shape,
+std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::selection_input& input,
                                        std::int8_t first) {
+  // From 1 MiB the slot algorithms move a message 4 KiB per flag round trip: 12-13 ms a call at
+  // 1-4 MiB where the others take 0.1-0.6 ms (2 ranks, AMD EPYC VM). Not worth one trial call.
+  constexpr std::size_t slot_candidate_max_bytes = (std::size_t{1} << 20) - 1;
+  const bool large = input.bytes > slot_candidate_max_bytes;
   switch (op) {
     case detail::tuned_op::broadcast:
-      return candidates_from(detail::broadcast_registry(), shape, first);
+      return candidates_from(
+          detail::broadcast_registry(), input.node, first,
+          large ? static_cast<std::int8_t>(broadcast_algorithm::slots) : std::int8_t{0});
     case detail::tuned_op::reduce:
     case detail::tuned_op::allreduce:
-      return candidates_from(detail::reduce_registry(), shape, first);
+      return candidates_from(
+          detail::reduce_registry(), input.node, first,
+          large ? static_cast<std::int8_t>(reduce_algorithm::slots) : std::int8_t{0});
     case detail::tuned_op::allgather:
-      return candidates_from(detail::allgather_registry(), shape, first);
+      return candidates_from(detail::allgather_registry(), input.node, first, 0);
     case detail::tuned_op::barrier: break;
   }
   return {first};
@@ -293,7 +303,7 @@ algorithm_choice with_online(comm& c, const detail::coll_engine& engine, detail:
   const detail::selection_input input = selection_for(c, engine, bytes);
   if (!online_decides(input, engine, op)) return rules;
   std::string names;
-  for (const std::int8_t id : candidates_of(op, input.node, rule_choice(input, engine, op))) {
+  for (const std::int8_t id : candidates_of(op, input, rule_choice(input, engine, op))) {
     names += (names.empty() ? "" : ", ") + std::string(detail::choice_name(op, id));
   }
   const std::string status = online.source_of(op, bytes) == detail::choice_source::trial
@@ -614,7 +624,7 @@ automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, data
   const std::uint32_t handshake_operation =
       reduction ? static_cast<std::uint32_t>(operation) : 0xffU;
   const online_plan plan = online.plan(
-      op, bytes, [&] { return candidates_of(op, input.node, rules); },
+      op, bytes, [&] { return candidates_of(op, input, rules); },
       [&](std::uint64_t mine, unsigned parity) {
         return engine.agree_on_trial(op, bytes, handshake_type, handshake_operation, mine, parity);
       });

@@ -11,6 +11,22 @@ cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test
                        RANKS 1 2 3 4 8)
 cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test.cpp RANKS 4
                        SUFFIX .split ENV CACHECOMM_RANKS_PER_NODE=2)
+# cachecomm-info says what online selection will do, and with --measure what it chose and why.
+foreach(variant IN ITEMS plain measure)
+  if(variant STREQUAL "measure")
+    set(info_args --measure)
+    set(info_expect "allreduce +4096 B: [a-z-]+ +allreduce 4 KiB\\.\\.8 KiB: [a-z-]+ \\(measured online: ")
+  else()
+    set(info_args)
+    set(info_expect "online selection will measure gather-reduce, slots, reduce-scatter, mpi")
+  endif()
+  add_test(NAME online_info_${variant}.np2
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS}
+                   $<TARGET_FILE:cachecomm-info> ${info_args})
+  set_tests_properties(online_info_${variant}.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2"
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;CACHECOMM_TUNING=off;CACHECOMM_ONLINE_SELECTION=on"
+    PASS_REGULAR_EXPRESSION "${info_expect}")
+endforeach()
 # The tuner itself, quick: it writes a file the library then loads.
 add_test(NAME tune_smoke.np2
          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-tune>
