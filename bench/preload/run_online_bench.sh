@@ -29,11 +29,15 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, $np ranks, 
 for round in $(seq 1 "$rounds"); do
   "$mpirun" -n "$np" "${flags[@]}" "$bench" --calls "$calls" >>"$work/plain.jsonl"
   "$mpirun" -n "$np" "${flags[@]}" env LD_PRELOAD="$lib" CACHECOMM_TUNING=off \
-    CACHECOMM_ONLINE_SELECTION=on "$bench" --calls "$calls" >>"$work/on.jsonl"
+    CACHECOMM_ONLINE_SELECTION=on CACHECOMM_PRELOAD_SUMMARY=1 "$bench" --calls "$calls" \
+    >>"$work/on.jsonl" 2>>"$work/on.summary"
   "$mpirun" -n "$np" "${flags[@]}" env LD_PRELOAD="$lib" CACHECOMM_TUNING=off \
     CACHECOMM_ONLINE_SELECTION=off "$bench" --calls "$calls" >>"$work/off.jsonl"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "online selection's choices (count over the rounds):"
+grep -o "[a-z]* [0-9]* [KM]*i*B\.\.[0-9]* [KM]*i*B: [a-z-]* (measured online" "$work/on.summary" |
+  sed 's/ (measured online//' | sort | uniq -c
 python3 - "$work" <<'PY'
 import json, statistics, sys
 work = sys.argv[1]
