@@ -20,6 +20,8 @@ done
 bench="$build/bench/cachecomm-online-bench"
 lib="$build/src/preload/libcachecomm_mpi.so"
 [[ -x "$bench" && -f "$lib" ]] || { echo "build $bench and $lib first" >&2; exit 2; }
+# Sanitizer builds (tests only): their runtimes must be preloaded ahead of the library.
+if [[ -n "${CACHECOMM_TEST_PRELOAD_FIRST:-}" ]]; then lib="$CACHECOMM_TEST_PRELOAD_FIRST:$lib"; fi
 flags=()
 if "$mpirun" --version 2>/dev/null | grep -qE "Open MPI|OpenRTE"; then flags=(--oversubscribe --allow-run-as-root); fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -194,3 +194,11 @@ add_test(NAME preload_bench_smoke.np2
                  --mpirun ${MPIEXEC_EXECUTABLE} --json ${CMAKE_CURRENT_BINARY_DIR}/preload_bench_smoke.json)
 set_tests_properties(preload_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np2"
   ENVIRONMENT "CACHECOMM_TIMEOUT=60;${preload_first}")
+# The online selection benchmark's job script, one short round (a smoke test: no timing is
+# asserted; labelled bench: the test-programs-only builds leave the benchmarks out).
+add_test(NAME online_bench_smoke.np2
+         COMMAND ${PROJECT_SOURCE_DIR}/bench/preload/run_online_bench.sh --rounds 1 --calls 100
+                 --np 2 --build ${PROJECT_BINARY_DIR} --mpirun ${MPIEXEC_EXECUTABLE})
+set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np2;bench"
+  ENVIRONMENT "CACHECOMM_TIMEOUT=60;${preload_first}"
+  PASS_REGULAR_EXPRESSION "bcast +1048576 \\|[^\n]*\n\\(first 60 calls")

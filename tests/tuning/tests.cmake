@@ -12,6 +12,8 @@ cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test
 cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test.cpp RANKS 4
                        SUFFIX .split ENV CACHECOMM_RANKS_PER_NODE=2)
 # cachecomm-info says what online selection will do, and with --measure what it chose and why.
+# Labelled bench like tune_smoke_loaded: cachecomm-info is an app, which the test-programs-only
+# builds (make test-mpich, make test-mpi) leave out.
 foreach(variant IN ITEMS plain measure)
   if(variant STREQUAL "measure")
     set(info_args --measure)
@@ -23,7 +25,7 @@ foreach(variant IN ITEMS plain measure)
   add_test(NAME online_info_${variant}.np2
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS}
                    $<TARGET_FILE:cachecomm-info> ${info_args})
-  set_tests_properties(online_info_${variant}.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2"
+  set_tests_properties(online_info_${variant}.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;CACHECOMM_TUNING=off;CACHECOMM_ONLINE_SELECTION=on"
     PASS_REGULAR_EXPRESSION "${info_expect}")
 endforeach()
