@@ -44,19 +44,46 @@ void print_algorithms(const char* operation, std::span<const Entry> registry,
   }
 }
 
+/// --measure: enough calls of each listed operation and size for online selection to settle, so
+/// that the rows below show what it measured and chose on this node.
+void measure_online(cachecomm::comm& comm, const std::vector<std::size_t>& sizes) {
+  constexpr int calls = 30;  // more than every candidate's trial calls (online_selection.hpp)
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  for (const std::size_t bytes : sizes) {
+    const std::size_t count = (bytes + 7) / 8;
+    std::vector<long long> input(count, comm.rank());
+    std::vector<long long> output(count * ranks);
+    for (int call = 0; call < calls; ++call) {
+      cachecomm::broadcast(comm, input.data(), count, cachecomm::datatype::int64, 0);
+      cachecomm::reduce(comm, input.data(), output.data(), count, cachecomm::datatype::int64,
+                        cachecomm::reduce_op::sum, 0);
+      cachecomm::allreduce(comm, input.data(), output.data(), count, cachecomm::datatype::int64,
+                           cachecomm::reduce_op::sum);
+      cachecomm::allgather(comm, input.data(), output.data(), count, cachecomm::datatype::int64);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool measure = false;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--measure") == 0) {
+      measure = true;
+      continue;
+    }
     if (std::strcmp(argv[i], "--version") == 0) {
       std::printf("cachecomm %s\n", cachecomm::version);
       print_mpi();  // MPI_Get_library_version needs no MPI_Init
       return 0;
     }
-    std::fprintf(stderr,
-                 "cachecomm-info: unknown argument '%s'\nusage: [mpirun -n N] cachecomm-info "
-                 "[--version]\n",
-                 argv[i]);
+    std::fprintf(
+        stderr,
+        "cachecomm-info: unknown argument '%s'\nusage: [mpirun -n N] cachecomm-info "
+        "[--version] [--measure]\n  --measure: call the listed sizes until online selection "
+        "settles, and show what it chose\n",
+        argv[i]);
     return 2;
   }
   MPI_Init(&argc, &argv);
@@ -71,8 +98,10 @@ int main(int argc, char** argv) {
     };
     std::vector<choice_row> choices;
     // Allgather: bytes of one rank's block.
-    for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, std::size_t{65536},
-                              std::size_t{1} << 20, std::size_t{4} << 20}) {
+    const std::vector<std::size_t> sizes = {8, 4096, 65536, std::size_t{1} << 20,
+                                            std::size_t{4} << 20};
+    if (measure) measure_online(comm, sizes);
+    for (const std::size_t bytes : sizes) {
       choices.push_back({"broadcast", bytes, cachecomm::explain_broadcast(comm, bytes)});
       choices.push_back({"reduce", bytes, cachecomm::explain_reduce(comm, bytes)});
       choices.push_back({"allreduce", bytes, cachecomm::explain_allreduce(comm, bytes)});
@@ -120,6 +149,15 @@ int main(int argc, char** argv) {
           "mpirun -n <ranks per node> cachecomm-tune)\n",
           cachecomm::detail::tuning_of(comm.impl()).status.c_str(),
           default_path.empty() ? "none, HOME is not set" : default_path.c_str());
+      const bool online = cachecomm::detail::coll_engine::of(comm.impl()).online().enabled();
+      std::printf(
+          "online selection: %s\n",
+          !online ? "off (CACHECOMM_ONLINE_SELECTION=off): the tuning file or the built-in rules"
+          : topology.node_count != 1 || topology.node_size < 2
+              ? "on, but not on this communicator (it needs one node of several ranks)"
+              : "on: where no tuning file or CACHECOMM_<OP> decides, the first calls of each "
+                "operation and power-of-two size try every candidate, 3 calls each, and keep the "
+                "fastest (run with --measure to see what it picks here)");
       std::printf("collectives (node phase; across nodes leaders add an MPI step):\n");
       for (const auto& row : choices) {
         std::printf("  %-9s %8zu B: %-15s %s\n", row.operation, row.bytes,

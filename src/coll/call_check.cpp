@@ -6,6 +6,7 @@
 // The hot path only writes the rank's own line (it stays in the writer's cache); other ranks read
 // it only from the slow phase of a wait (wait_check), after milliseconds of spinning or dozens of
 // yields, and before handing an allgather to the system MPI.
+#include <algorithm>
 #include <atomic>
 
 #include "coll/coll_engine.hpp"
@@ -83,6 +84,32 @@ void coll_engine::inspect_peers(int waited_node_rank, wait_check::ready_function
 void coll_engine::agree_on_system_call(tuned_op op, std::size_t bytes, datatype type,
                                        std::uint32_t operation) {
   if (m_size == 1 || op == tuned_op::barrier) return;  // a barrier has nothing to disagree on
+  agree_on_call(op, bytes, type, operation);
+}
+
+std::uint64_t coll_engine::agree_on_trial(tuned_op op, std::size_t bytes, datatype type,
+                                          std::uint32_t operation, std::uint64_t mine,
+                                          unsigned parity) {
+  const std::size_t index =
+      (static_cast<std::size_t>(op) * online_selector::buckets + tuning_choices::bucket_of(bytes)) *
+          2 +
+      (parity & 1U);
+  auto value_of = [&](int rank) {
+    return std::atomic_ref<std::uint64_t>(
+        m_trial_values[static_cast<std::size_t>(rank) * m_trial_stride + index]);
+  };
+  // Written before the announcement (a release store), read after seeing it: a rank that moves on
+  // overwrites this value only two handshakes of the bucket later, which needs this rank there.
+  value_of(m_rank).store(mine, std::memory_order_relaxed);
+  agree_on_call(op, bytes, type, operation);
+  std::uint64_t largest = mine;
+  for (int rank = 0; rank < m_size; ++rank)
+    largest = std::max(largest, value_of(rank).load(std::memory_order_relaxed));
+  return largest;
+}
+
+void coll_engine::agree_on_call(tuned_op op, std::size_t bytes, datatype type,
+                                std::uint32_t operation) {
   // The same description the call's cachecomm path announces (reduce and allreduce share one).
   const call_kind kind = op == tuned_op::broadcast   ? call_kind::broadcast
                          : op == tuned_op::allgather ? call_kind::allgather
@@ -96,7 +123,8 @@ void coll_engine::agree_on_system_call(tuned_op op, std::size_t bytes, datatype 
     auto& word = m_call_lines[static_cast<std::size_t>(rank)].value;
     call_description seen;
     while (true) {
-      wait_for(word, m_call.number, rank, "a rank's call, before the system MPI's");
+      wait_for(word, m_call.number, rank,
+               "a rank's call (before the system MPI's, or online selection's handshake)");
       if (read_call_line(rank, seen)) break;
       cpu_relax();
     }

@@ -98,12 +98,18 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.gather = settings.gather;
   m_tuning.scatter = settings.scatter;
   m_tuning.alltoall = settings.alltoall;
+  m_tuning.online_selection = settings.online_selection;
+  m_online = online_selector(settings.online_selection);
 
   segment_layout layout;
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t done = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t address = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t call_lines = layout.reserve(slot_array<padded_flag>::bytes_for(size));
+  m_trial_stride = round_up(trial_values_per_rank * sizeof(std::uint64_t), cache_line_size) /
+                   sizeof(std::uint64_t);
+  const std::size_t trial_bytes = size * m_trial_stride * sizeof(std::uint64_t);
+  const std::size_t trial_values = layout.reserve(trial_bytes, cache_line_size);
   m_slot_ring = settings.slot_ring != 0 ? settings.slot_ring : (m_oversubscribed ? 32U : 8U);
   m_small_slot_ring = m_oversubscribed ? 256U : 64U;
   const std::size_t slots = layout.reserve(m_slot_ring * size * slot_stride, 4096);
@@ -121,6 +127,7 @@ coll_engine::coll_engine(comm_impl& impl) {
     static_cast<coll_engine*>(engine)->inspect_peers(waited_node_rank, ready, ready_context);
   };
   m_check.context = this;
+  m_trial_values = reinterpret_cast<std::uint64_t*>(m_segment.bytes_at(trial_values, trial_bytes));
   m_slots = m_segment.bytes_at(slots, m_slot_ring * size * slot_stride);
   m_small_slots = m_segment.bytes_at(small_slots, m_small_slot_ring * size * small_slot_stride);
   m_region = m_segment.bytes_at(data, 2 * m_tuning.region_bytes);
@@ -130,6 +137,18 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_cross = &impl.single_copy();
   m_cma = m_cross->can_read();
   m_cma_push = m_cross->can_read() && m_cross->can_write();
+}
+
+coll_engine::~coll_engine() {
+  if (m_rank != 0) return;
+  try {
+    std::vector<std::string> lines = m_online.report();
+    if (lines.empty()) return;
+    const std::string prefix = "communicator of " + std::to_string(m_size) + " node ranks: ";
+    for (std::string& line : lines) line.insert(0, prefix);
+    add_to_selection_log(lines);
+  } catch (...) {  // a report lost is better than a destructor that throws
+  }
 }
 
 void coll_engine::describe_slot(std::uint32_t step, std::size_t bytes) const {

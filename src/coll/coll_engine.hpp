@@ -15,6 +15,7 @@
 
 #include "cachecomm/collectives.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/online_selection.hpp"
 #include "coll/tuning_table.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/cross_memory.hpp"
@@ -40,6 +41,7 @@ struct coll_tuning {
   gather_algorithm gather = gather_algorithm::automatic;
   scatter_algorithm scatter = scatter_algorithm::automatic;
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;
+  bool online_selection = true;  ///< CACHECOMM_ONLINE_SELECTION
 };
 
 class coll_engine {
@@ -49,6 +51,8 @@ class coll_engine {
   // Its waits hold a pointer to it (m_check).
   coll_engine(const coll_engine&) = delete;
   coll_engine& operator=(const coll_engine&) = delete;
+  /// Node rank 0 adds the online selection report to the process's selection log.
+  ~coll_engine();
   /// The engine of `impl`, built on first use.
   static coll_engine& of(comm_impl& impl);
 
@@ -88,6 +92,15 @@ class coll_engine {
   /// return). `bytes`: the message (allgather: one block); reductions also pass type and operation.
   void agree_on_system_call(tuned_op op, std::size_t bytes, datatype type = datatype::byte,
                             std::uint32_t operation = 0xffU);
+  /// Online selection's handshake (online_selection.hpp): publishes `mine` for this call's bucket,
+  /// agrees on the call as agree_on_system_call does (a mismatch throws), and returns the largest
+  /// value every node rank published. Every node rank calls it in the same call.
+  [[nodiscard]] std::uint64_t agree_on_trial(tuned_op op, std::size_t bytes, datatype type,
+                                             std::uint32_t operation, std::uint64_t mine,
+                                             unsigned parity);
+  /// Per (operation, size bucket): the online selection's state on this rank.
+  [[nodiscard]] online_selector& online() { return m_online; }
+  [[nodiscard]] const online_selector& online() const { return m_online; }
 
   /// Block collectives (gather.cpp, scatter.cpp, alltoall.cpp): `root` is a node rank; the root's
   /// `input` may equal output + root * block_bytes (gather), its `output` may be null (scatter,
@@ -156,6 +169,9 @@ class coll_engine {
   /// one place every path of every collective shares.
   void begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op,
                   int root = -1);
+  /// Announces the call (begin_call) and waits until every node rank announced one with this
+  /// number; throws mismatch_error when a rank describes it differently.
+  void agree_on_call(tuned_op op, std::size_t bytes, datatype type, std::uint32_t operation);
   /// What a rank's call line says; false while its owner rewrites it.
   bool read_call_line(int rank, call_description& seen) const;
   /// The wait_check of every wait of the engine: throws mismatch_error when a peer's call line
@@ -244,6 +260,12 @@ class coll_engine {
   std::uint32_t m_step = 0;
   std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
   call_description m_call;       // the call this rank is in
+  online_selector m_online;
+  // Online selection's handshake values: per rank, [operation][bucket][parity] (own lines).
+  static constexpr std::size_t trial_values_per_rank =
+      tuned_op_count * online_selector::buckets * 2;
+  std::uint64_t* m_trial_values = nullptr;
+  std::size_t m_trial_stride = 0;  // values between two ranks' rows (whole cache lines)
 };
 
 }  // namespace cachecomm::detail

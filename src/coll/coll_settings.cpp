@@ -62,6 +62,15 @@ const setting<alltoall_algorithm> alltoall_setting{
     "CACHECOMM_ALLTOALL", "auto", algorithm_setting_text("Alltoall", alltoall_registry()),
     algorithm_choices(alltoall_registry())};
 
+// On by default: on a node no tuning file describes, the built-in rules' constants were measured on
+// another CPU and may be slower than the system MPI (issue 12); a few trial calls per size cost
+// less than a whole run on a slow path.
+const setting<bool> online_setting{
+    "CACHECOMM_ONLINE_SELECTION", true,
+    "Online selection: where no tuning file and no CACHECOMM_<OP> decides, the first calls of each "
+    "operation and power-of-two size on a one-node communicator try every candidate (the system "
+    "MPI's call included, 3 calls each), and the communicator keeps the fastest (on|off)."};
+
 }  // namespace
 
 coll_settings read_coll_settings(const config& settings) {
@@ -78,6 +87,7 @@ coll_settings read_coll_settings(const config& settings) {
   result.gather = gather_setting.read(settings);
   result.scatter = scatter_setting.read(settings);
   result.alltoall = alltoall_setting.read(settings);
+  result.online_selection = online_setting.read(settings);
   return result;
 }
 

@@ -26,6 +26,7 @@ struct coll_settings {
   gather_algorithm gather = gather_algorithm::automatic;           ///< CACHECOMM_GATHER
   scatter_algorithm scatter = scatter_algorithm::automatic;        ///< CACHECOMM_SCATTER
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
+  bool online_selection = true;                                    ///< CACHECOMM_ONLINE_SELECTION
 };
 
 /// Throws invalid_argument naming the variable, its value and what it accepts.

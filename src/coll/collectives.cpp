@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "cachecomm/error.hpp"
 #include "coll/algorithm_registry.hpp"
@@ -213,29 +215,104 @@ broadcast_algorithm resolve(comm& c, const detail::coll_engine& engine,
       .algorithm;
 }
 
-/// Where the automatic choice calls the system MPI's own allgather (the tuning file, or the
-/// built-in detail::system_allgather_preferred): under the preload this reaches PMPI_Allgather.
-bool mpi_allgather_wins(comm& c, const detail::coll_engine& engine, std::size_t block_bytes) {
-  return !system_reason(c, engine, detail::tuned_op::allgather, block_bytes).empty();
-}
-
-reduce_algorithm resolve(comm& c, const detail::coll_engine& engine, reduce_algorithm algorithm,
-                         std::size_t bytes, bool rooted) {
-  if (algorithm != reduce_algorithm::automatic) return algorithm;
-  const reduce_algorithm requested = rooted ? engine.tuning().reduce : engine.tuning().allreduce;
-  return detail::select_reduce(selection_for(c, engine, bytes), requested, rooted).algorithm;
-}
-
-allgather_algorithm resolve(comm& c, const detail::coll_engine& engine,
-                            allgather_algorithm algorithm, std::size_t block_bytes) {
-  if (algorithm != allgather_algorithm::automatic) return algorithm;
-  return detail::select_allgather(selection_for(c, engine, block_bytes), engine.tuning().allgather)
-      .algorithm;
-}
-
 template <typename Algorithm>
 algorithm_choice explained(const detail::selection<Algorithm>& chosen) {
   return {std::string(to_string(chosen.algorithm)), std::string(chosen.reason)};
+}
+
+/// The tuning file's or the built-in rules' choice (forced ones included): system_mpi or an id.
+std::int8_t rule_choice(const detail::selection_input& input, const detail::coll_engine& engine,
+                        detail::tuned_op op) {
+  using detail::tuned_op;
+  if (!detail::system_mpi_reason(input, op, automatic_setting(engine, op)).empty())
+    return detail::tuning_choices::system_mpi;
+  const detail::coll_tuning& tuning = engine.tuning();
+  switch (op) {
+    case tuned_op::broadcast:
+      return static_cast<std::int8_t>(detail::select_broadcast(input, tuning.broadcast).algorithm);
+    case tuned_op::reduce:
+      return static_cast<std::int8_t>(detail::select_reduce(input, tuning.reduce, true).algorithm);
+    case tuned_op::allreduce:
+      return static_cast<std::int8_t>(
+          detail::select_reduce(input, tuning.allreduce, false).algorithm);
+    case tuned_op::allgather:
+      return static_cast<std::int8_t>(detail::select_allgather(input, tuning.allgather).algorithm);
+    case tuned_op::barrier: break;
+  }
+  throw usage_error("cachecomm: the barrier has no per-call choice");
+}
+
+/// Whether online selection decides this call: on, nothing forced, no tuning file choice, one node
+/// of more than one rank (across nodes the node's choice cannot be the whole comm's), and a size
+/// MPI can count (the system MPI is a candidate of every bucket).
+bool online_decides(const detail::selection_input& input, const detail::coll_engine& engine,
+                    detail::tuned_op op) {
+  constexpr std::size_t mpi_count_limit = 0x7fffffff;
+  return engine.online().enabled() && automatic_setting(engine, op) &&
+         detail::selection_rules::measured_choice(input, op) == detail::tuning_choices::none &&
+         input.node_count == 1 && input.node.node_size > 1 && input.bytes <= mpi_count_limit;
+}
+
+/// The candidates of a bucket: the rules' choice first (the baseline), then every other algorithm
+/// that runs as itself on this node, then the system MPI. `skipped`: an algorithm left out at this
+/// size (none: 0).
+template <typename Entry>
+std::vector<std::int8_t> candidates_from(std::span<const Entry> registry,
+                                         const detail::node_shape& shape, std::int8_t first,
+                                         std::int8_t skipped) {
+  std::vector<std::int8_t> candidates{first};
+  for (const Entry& entry : registry) {
+    const auto id = static_cast<std::int8_t>(entry.id);
+    if (id != first && id != skipped && entry.applicable(shape)) candidates.push_back(id);
+  }
+  if (first != detail::tuning_choices::system_mpi)
+    candidates.push_back(detail::tuning_choices::system_mpi);
+  return candidates;
+}
+
+std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::selection_input& input,
+                                       std::int8_t first) {
+  // From 1 MiB the slot algorithms move a message 4 KiB per flag round trip: 12-13 ms a call at
+  // 1-4 MiB where the others take 0.1-0.6 ms (2 ranks, AMD EPYC VM). Not worth one trial call.
+  constexpr std::size_t slot_candidate_max_bytes = (std::size_t{1} << 20) - 1;
+  const bool large = input.bytes > slot_candidate_max_bytes;
+  switch (op) {
+    case detail::tuned_op::broadcast:
+      return candidates_from(
+          detail::broadcast_registry(), input.node, first,
+          large ? static_cast<std::int8_t>(broadcast_algorithm::slots) : std::int8_t{0});
+    case detail::tuned_op::reduce:
+    case detail::tuned_op::allreduce:
+      return candidates_from(
+          detail::reduce_registry(), input.node, first,
+          large ? static_cast<std::int8_t>(reduce_algorithm::slots) : std::int8_t{0});
+    case detail::tuned_op::allgather:
+      return candidates_from(detail::allgather_registry(), input.node, first, 0);
+    case detail::tuned_op::barrier: break;
+  }
+  return {first};
+}
+
+/// explain_*'s answer with online selection: the measured choice once settled, else the rules'
+/// choice with what online selection will do (or is doing).
+algorithm_choice with_online(comm& c, const detail::coll_engine& engine, detail::tuned_op op,
+                             std::size_t bytes, algorithm_choice rules) {
+  const detail::online_selector& online = engine.online();
+  if (const auto settled = online.settled(op, bytes); settled != detail::tuning_choices::none)
+    return {std::string(detail::choice_name(op, settled)), online.describe(op, bytes)};
+  const detail::selection_input input = selection_for(c, engine, bytes);
+  if (!online_decides(input, engine, op)) return rules;
+  std::string names;
+  for (const std::int8_t id : candidates_of(op, input, rule_choice(input, engine, op))) {
+    names += (names.empty() ? "" : ", ") + std::string(detail::choice_name(op, id));
+  }
+  const std::string status = online.source_of(op, bytes) == detail::choice_source::trial
+                                 ? "online selection is measuring "
+                                 : "online selection will measure ";
+  rules.reason = status + names + " on the first calls of this size bucket (up to " +
+                 std::to_string(detail::online_selector::samples_per_candidate) +
+                 " each) and keep the fastest; the rules' choice, tried first: " + rules.reason;
+  return rules;
 }
 
 }  // namespace
@@ -247,31 +324,39 @@ void throw_size_mismatch(const char* operation, std::size_t expected, std::size_
 
 algorithm_choice explain_broadcast(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  const auto system = system_reason(c, engine, detail::tuned_op::broadcast, bytes);
-  if (!system.empty()) return {"mpi", std::string(system)};
-  return explained(
-      detail::select_broadcast(selection_for(c, engine, bytes), engine.tuning().broadcast));
+  const auto op = detail::tuned_op::broadcast;
+  const auto system = system_reason(c, engine, op, bytes);
+  if (!system.empty()) return with_online(c, engine, op, bytes, {"mpi", std::string(system)});
+  return with_online(c, engine, op, bytes,
+                     explained(detail::select_broadcast(selection_for(c, engine, bytes),
+                                                        engine.tuning().broadcast)));
 }
 algorithm_choice explain_reduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  const auto system = system_reason(c, engine, detail::tuned_op::reduce, bytes);
-  if (!system.empty()) return {"mpi", std::string(system)};
-  return explained(
-      detail::select_reduce(selection_for(c, engine, bytes), engine.tuning().reduce, true));
+  const auto op = detail::tuned_op::reduce;
+  const auto system = system_reason(c, engine, op, bytes);
+  if (!system.empty()) return with_online(c, engine, op, bytes, {"mpi", std::string(system)});
+  return with_online(c, engine, op, bytes,
+                     explained(detail::select_reduce(selection_for(c, engine, bytes),
+                                                     engine.tuning().reduce, true)));
 }
 algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  const auto system = system_reason(c, engine, detail::tuned_op::allreduce, bytes);
-  if (!system.empty()) return {"mpi", std::string(system)};
-  return explained(
-      detail::select_reduce(selection_for(c, engine, bytes), engine.tuning().allreduce, false));
+  const auto op = detail::tuned_op::allreduce;
+  const auto system = system_reason(c, engine, op, bytes);
+  if (!system.empty()) return with_online(c, engine, op, bytes, {"mpi", std::string(system)});
+  return with_online(c, engine, op, bytes,
+                     explained(detail::select_reduce(selection_for(c, engine, bytes),
+                                                     engine.tuning().allreduce, false)));
 }
 algorithm_choice explain_allgather(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  const auto system = system_reason(c, engine, detail::tuned_op::allgather, bytes);
-  if (!system.empty()) return {"mpi", std::string(system)};
-  return explained(
-      detail::select_allgather(selection_for(c, engine, bytes), engine.tuning().allgather));
+  const auto op = detail::tuned_op::allgather;
+  const auto system = system_reason(c, engine, op, bytes);
+  if (!system.empty()) return with_online(c, engine, op, bytes, {"mpi", std::string(system)});
+  return with_online(c, engine, op, bytes,
+                     explained(detail::select_allgather(selection_for(c, engine, bytes),
+                                                        engine.tuning().allgather)));
 }
 bool single_copy_available(comm& c) {
   return engine_of(c).single_copy_available();
@@ -290,17 +375,22 @@ void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root
              buffer);
   const std::size_t bytes = count * size_of(type);
   if (bytes == 0 || c.size() == 1) return;
-  if (algorithm == broadcast_algorithm::automatic &&
-      !system_reason(c, engine, detail::tuned_op::broadcast, bytes).empty()) {
+  constexpr auto op = detail::tuned_op::broadcast;
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == broadcast_algorithm::automatic) plan = detail::plan_automatic_call(c, op, bytes);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
     // Under the preload this reaches PMPI_Bcast: the call runs inside cachecomm.
-    engine.agree_on_system_call(detail::tuned_op::broadcast, bytes);
+    engine.agree_on_system_call(op, bytes);
     CACHECOMM_MPI(MPI_Bcast(buffer, mpi_count(bytes, "broadcast"), MPI_BYTE, root, c.mpi_comm()));
+    timer.finish(c, op, bytes);
     return;
   }
-  const broadcast_algorithm chosen = resolve(c, engine, algorithm, bytes);
+  const auto chosen = static_cast<broadcast_algorithm>(plan.choice);
   auto& impl = c.impl();
   if (impl.single_node()) {
     engine.broadcast(buffer, bytes, root, chosen);
+    timer.finish(c, op, bytes);
     return;
   }
   const int root_node = impl.topology().node_id(root);
@@ -325,21 +415,26 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
-  if (algorithm == reduce_algorithm::automatic &&
-      !system_reason(c, engine, detail::tuned_op::reduce, bytes).empty()) {
+  constexpr auto tuned = detail::tuned_op::reduce;
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == reduce_algorithm::automatic)
+    plan = detail::plan_automatic_call(c, tuned, bytes, type, op);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
     // MPI_IN_PLACE is the root's only; a non-root's in_place input is its receive buffer.
     const bool is_root = c.rank() == root;
     const void* mpi_send = send != in_place ? send : (is_root ? MPI_IN_PLACE : receive);
-    engine.agree_on_system_call(detail::tuned_op::reduce, bytes, type,
-                                static_cast<std::uint32_t>(op));
+    engine.agree_on_system_call(tuned, bytes, type, static_cast<std::uint32_t>(op));
     CACHECOMM_MPI(MPI_Reduce(mpi_send, receive, mpi_count(count, "reduce"), mpi_datatype_of(type),
                              mpi_op_of(op), root, c.mpi_comm()));
+    timer.finish(c, tuned, bytes);
     return;
   }
-  algorithm = resolve(c, engine, algorithm, bytes, true);
+  algorithm = static_cast<reduce_algorithm>(plan.choice);
   auto& impl = c.impl();
   if (impl.single_node()) {
     engine.reduce(input, receive, count, type, op, root, algorithm);
+    timer.finish(c, tuned, bytes);
     return;
   }
   // Node phase to each leader, leaders reduce over MPI to the root's leader, which hands it on.
@@ -386,19 +481,24 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
   const std::size_t bytes = count * size_of(type);
-  if (algorithm == reduce_algorithm::automatic &&
-      !system_reason(c, engine, detail::tuned_op::allreduce, bytes).empty()) {
-    engine.agree_on_system_call(detail::tuned_op::allreduce, bytes, type,
-                                static_cast<std::uint32_t>(op));
+  constexpr auto tuned = detail::tuned_op::allreduce;
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == reduce_algorithm::automatic)
+    plan = detail::plan_automatic_call(c, tuned, bytes, type, op);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
+    engine.agree_on_system_call(tuned, bytes, type, static_cast<std::uint32_t>(op));
     CACHECOMM_MPI(MPI_Allreduce(send == in_place ? MPI_IN_PLACE : send, receive,
                                 mpi_count(count, "allreduce"), mpi_datatype_of(type), mpi_op_of(op),
                                 c.mpi_comm()));
+    timer.finish(c, tuned, bytes);
     return;
   }
-  algorithm = resolve(c, engine, algorithm, bytes, false);
+  algorithm = static_cast<reduce_algorithm>(plan.choice);
   auto& impl = c.impl();
   if (impl.single_node()) {
     engine.reduce(input, receive, count, type, op, -1, algorithm);
+    timer.finish(c, tuned, bytes);
     return;
   }
   // Node reduce to the leader; leaders reduce to one leader and broadcast back (so every node
@@ -430,19 +530,26 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
   if (block == 0) return;
   auto* out = static_cast<std::byte*>(receive);
   const void* input = send == in_place ? out + static_cast<std::size_t>(c.rank()) * block : send;
-  if (algorithm == allgather_algorithm::automatic && mpi_allgather_wins(c, engine, block)) {
+  constexpr auto tuned = detail::tuned_op::allgather;
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == allgather_algorithm::automatic)
+    plan = detail::plan_automatic_call(c, tuned, block);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
     // Under the preload this reaches PMPI_Allgather: the call runs inside cachecomm.
     const int count = mpi_count(count_per_rank, "allgather");
-    engine.agree_on_system_call(detail::tuned_op::allgather, block);
+    engine.agree_on_system_call(tuned, block);
     CACHECOMM_MPI(MPI_Allgather(send == in_place ? MPI_IN_PLACE : send, count,
                                 mpi_datatype_of(type), receive, count, mpi_datatype_of(type),
                                 c.mpi_comm()));
+    timer.finish(c, tuned, block);
     return;
   }
-  algorithm = resolve(c, engine, algorithm, block);
+  algorithm = static_cast<allgather_algorithm>(plan.choice);
   auto& impl = c.impl();
   if (impl.single_node()) {
     engine.allgather(input, receive, block, algorithm);
+    timer.finish(c, tuned, block);
     return;
   }
   // Node allgather into a scratch area, leaders exchange whole nodes, node broadcast of the result.
@@ -492,6 +599,40 @@ selection_input selection_for(comm& c, const coll_engine& engine, std::size_t by
 std::string_view system_mpi_choice(comm& c, tuned_op op, std::size_t bytes) {
   if (op == tuned_op::barrier) return system_barrier_reason(c.impl());
   return system_reason(c, engine_of(c), op, bytes);
+}
+
+automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, datatype type,
+                                   reduce_op operation) {
+  coll_engine& engine = engine_of(c);
+  online_selector& online = engine.online();
+  if (const std::int8_t settled = online.settled(op, bytes); settled != tuning_choices::none)
+    return {settled, false};
+  const selection_input input = selection_for(c, engine, bytes);
+  const std::int8_t rules = rule_choice(input, engine, op);
+  if (!online_decides(input, engine, op)) {
+    const choice_source source =
+        !automatic_setting(engine, op) ? choice_source::forced
+        : selection_rules::measured_choice(input, op) != tuning_choices::none
+            ? choice_source::tuning_file
+            : choice_source::builtin;
+    online.note(op, bytes, source, rules);
+    return {rules, false};
+  }
+  // The handshake describes the call as its cachecomm path and the system MPI's agreement do.
+  const bool reduction = op == tuned_op::reduce || op == tuned_op::allreduce;
+  const datatype handshake_type = reduction ? type : datatype::byte;
+  const std::uint32_t handshake_operation =
+      reduction ? static_cast<std::uint32_t>(operation) : 0xffU;
+  const online_plan plan = online.plan(
+      op, bytes, [&] { return candidates_of(op, input, rules); },
+      [&](std::uint64_t mine, unsigned parity) {
+        return engine.agree_on_trial(op, bytes, handshake_type, handshake_operation, mine, parity);
+      });
+  return {plan.choice, plan.trial};
+}
+
+void record_trial(comm& c, tuned_op op, std::size_t bytes, std::uint64_t nanoseconds) {
+  engine_of(c).online().record(op, bytes, nanoseconds);
 }
 
 void agree_before_system_call(comm& c, tuned_op op, std::size_t bytes, datatype type,

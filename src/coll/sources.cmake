@@ -24,6 +24,7 @@ target_sources(cachecomm PRIVATE
 target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/tuning_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tuning_loader.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/online_selection.cpp
 )
 # The tuning file's JSON parser (header-only, private to the library).
 target_link_libraries(cachecomm PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>)

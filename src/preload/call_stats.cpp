@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "coll/online_selection.hpp"
+
 namespace cachecomm::detail::preload {
 
 std::string_view mpi_name(call_kind kind) {
@@ -67,6 +69,7 @@ std::string_view to_string(outcome reason) {
     case outcome::passive_target: return "passive-target";
     case outcome::one_rank: return "one-rank";
     case outcome::mpi_faster: return "mpi-faster";
+    case outcome::mpi_trial: return "mpi-trial";
     case outcome::count_: break;
   }
   return "?";
@@ -149,6 +152,13 @@ void print_summary(const call_stats& stats, long long states_built, long long st
   }
   text += "  cachecomm communicator states: built " + std::to_string(total[kinds * outcomes]) +
           ", freed " + std::to_string(total[kinds * outcomes + 1]) + "\n";
+  // Rank 0's own communicators (their states were freed above, which logged them): what each
+  // (operation, size bucket) ran and why.
+  const std::vector<std::string> selections = selection_log();
+  if (!selections.empty()) {
+    text += "  algorithm per size (world rank 0's communicators):\n";
+    for (const std::string& line : selections) text += "    " + line + "\n";
+  }
   std::fputs(text.c_str(), stderr);
   std::fflush(stderr);
 }

@@ -68,6 +68,7 @@ enum class outcome {
   passive_target,  ///< inside a passive-target epoch (MPI_Win_lock/lock_all): MPI's
   one_rank,        ///< a window of one rank: nothing to accelerate, MPI's own window
   mpi_faster,      ///< the automatic choice is the system MPI's own call (tuning file or rule)
+  mpi_trial,       ///< online selection tries the system MPI's own call (a trial call)
   count_
 };
 

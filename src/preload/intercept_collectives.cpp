@@ -59,6 +59,47 @@ bool mpi_wins(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& 
   return true;
 }
 
+/// The automatic choice of one data collective (plan_automatic_call: a forced choice, the tuning
+/// file, online selection or the built-in rules), taken once per call on every rank. Where it is
+/// the system MPI the ranks agree on the call first (as in mpi_wins). `error`: set when planning or
+/// agreeing failed (reported through the communicator's error handler).
+struct planned_call {
+  bool mpi = false;           ///< pass through, counted as mpi-faster
+  std::int8_t algorithm = 0;  ///< otherwise the algorithm to serve it with
+  bool trial = false;         ///< an online trial: time it
+};
+planned_call plan_call(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+                       cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
+                       cachecomm::datatype type = cachecomm::datatype::byte,
+                       cachecomm::reduce_op operation = cachecomm::reduce_op::sum) {
+  preload::cachecomm_scope scope;
+  try {
+    const auto plan = cachecomm::detail::plan_automatic_call(c, op, bytes, type, operation);
+    if (plan.choice != cachecomm::detail::tuning_choices::system_mpi)
+      return {false, plan.choice, plan.trial};
+    cachecomm::detail::agree_before_system_call(c, op, bytes, type, operation);
+    return {true, 0, plan.trial};
+  } catch (...) {
+    preload::stats().count(kind, outcome::cachecomm_error);
+    error = preload::report_failure(comm, call);
+    return {};
+  }
+}
+
+/// Runs a planned call (`pass`: the PMPI call, `body`: cachecomm's) and times it when it is an
+/// online trial (a failed call records nothing).
+template <typename Pass, typename Body>
+int run_planned(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+                const planned_call& plan, cachecomm::detail::tuned_op op, std::size_t bytes,
+                Pass&& pass, Body&& body) {
+  const cachecomm::detail::trial_timer timer(plan.trial);
+  const int result =
+      plan.mpi ? pass_through(kind, plan.trial ? outcome::mpi_trial : outcome::mpi_faster, pass)
+               : serve(kind, comm, call, body);
+  if (result == MPI_SUCCESS) timer.finish(c, op, bytes);
+  return result;
+}
+
 }  // namespace
 
 extern "C" {
@@ -100,13 +141,14 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   const std::size_t bytes = static_cast<std::size_t>(count) * layout->size;
   if (bytes == 0) return pass_through(call_kind::bcast, outcome::empty, pass);
   int error = MPI_SUCCESS;
-  if (mpi_wins(call_kind::bcast, "MPI_Bcast", comm, *r.fast, cachecomm::detail::tuned_op::broadcast,
-               bytes, error)) {
-    return error != MPI_SUCCESS ? error : pass_through(call_kind::bcast, outcome::mpi_faster, pass);
-  }
-  return serve(call_kind::bcast, comm, "MPI_Bcast", [&] {
+  constexpr auto op = cachecomm::detail::tuned_op::broadcast;
+  const planned_call plan =
+      plan_call(call_kind::bcast, "MPI_Bcast", comm, *r.fast, op, bytes, error);
+  if (error != MPI_SUCCESS) return error;
+  const auto algorithm = static_cast<cachecomm::broadcast_algorithm>(plan.algorithm);
+  return run_planned(call_kind::bcast, "MPI_Bcast", comm, *r.fast, plan, op, bytes, pass, [&] {
     if (layout->dense) {
-      cachecomm::broadcast(*r.fast, buffer, bytes, cachecomm::datatype::byte, root);
+      cachecomm::broadcast(*r.fast, buffer, bytes, cachecomm::datatype::byte, root, algorithm);
       return;
     }
     std::vector<std::byte>& packed = preload::scratch(0);
@@ -114,7 +156,7 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     const bool is_root = r.fast->rank() == root;
     const auto items = static_cast<std::size_t>(count);
     if (is_root) preload::pack(buffer, items, datatype, *layout, packed.data(), comm);
-    cachecomm::broadcast(*r.fast, packed.data(), bytes, cachecomm::datatype::byte, root);
+    cachecomm::broadcast(*r.fast, packed.data(), bytes, cachecomm::datatype::byte, root, algorithm);
     if (!is_root) preload::unpack(packed.data(), items, datatype, *layout, buffer, comm);
   });
 }
@@ -133,16 +175,16 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
     return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
   int error = MPI_SUCCESS;
-  if (mpi_wins(call_kind::reduce, "MPI_Reduce", comm, *r.fast, cachecomm::detail::tuned_op::reduce,
-               static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type), error,
-               reduction->type, reduction->op)) {
-    return error != MPI_SUCCESS ? error
-                                : pass_through(call_kind::reduce, outcome::mpi_faster, pass);
-  }
+  constexpr auto tuned = cachecomm::detail::tuned_op::reduce;
+  const std::size_t bytes = static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type);
+  const planned_call plan = plan_call(call_kind::reduce, "MPI_Reduce", comm, *r.fast, tuned, bytes,
+                                      error, reduction->type, reduction->op);
+  if (error != MPI_SUCCESS) return error;
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
-  return serve(call_kind::reduce, comm, "MPI_Reduce", [&] {
+  return run_planned(call_kind::reduce, "MPI_Reduce", comm, *r.fast, plan, tuned, bytes, pass, [&] {
     cachecomm::reduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
-                      reduction->op, root);
+                      reduction->op, root,
+                      static_cast<cachecomm::reduce_algorithm>(plan.algorithm));
   });
 }
 
@@ -159,18 +201,18 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   if (count < 0) return pass_through(call_kind::allreduce, outcome::invalid_argument, pass);
   if (count == 0) return pass_through(call_kind::allreduce, outcome::empty, pass);
   int error = MPI_SUCCESS;
-  if (mpi_wins(call_kind::allreduce, "MPI_Allreduce", comm, *r.fast,
-               cachecomm::detail::tuned_op::allreduce,
-               static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type), error,
-               reduction->type, reduction->op)) {
-    return error != MPI_SUCCESS ? error
-                                : pass_through(call_kind::allreduce, outcome::mpi_faster, pass);
-  }
+  constexpr auto tuned = cachecomm::detail::tuned_op::allreduce;
+  const std::size_t bytes = static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type);
+  const planned_call plan = plan_call(call_kind::allreduce, "MPI_Allreduce", comm, *r.fast, tuned,
+                                      bytes, error, reduction->type, reduction->op);
+  if (error != MPI_SUCCESS) return error;
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
-  return serve(call_kind::allreduce, comm, "MPI_Allreduce", [&] {
-    cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count), reduction->type,
-                         reduction->op);
-  });
+  return run_planned(
+      call_kind::allreduce, "MPI_Allreduce", comm, *r.fast, plan, tuned, bytes, pass, [&] {
+        cachecomm::allreduce(*r.fast, send, recvbuf, static_cast<std::size_t>(count),
+                             reduction->type, reduction->op,
+                             static_cast<cachecomm::reduce_algorithm>(plan.algorithm));
+      });
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -197,49 +239,52 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   }
   if (bytes_per_rank == 0) return pass_through(call_kind::allgather, outcome::empty, pass);
   int error = MPI_SUCCESS;
-  if (mpi_wins(call_kind::allgather, "MPI_Allgather", comm, *r.fast,
-               cachecomm::detail::tuned_op::allgather, bytes_per_rank, error)) {
-    return error != MPI_SUCCESS ? error
-                                : pass_through(call_kind::allgather, outcome::mpi_faster, pass);
-  }
-  return serve(call_kind::allgather, comm, "MPI_Allgather", [&] {
-    // This rank's own signature must match the block every rank receives; a mismatch is an
-    // erroneous program: it takes part (the others are waiting) and then reports it.
-    const std::size_t own_bytes =
-        in_place ? bytes_per_rank : static_cast<std::size_t>(sendcount) * sent->size;
-    const auto ranks = static_cast<std::size_t>(r.fast->size());
-    const auto rank = static_cast<std::size_t>(r.fast->rank());
-    const void* send = in_place ? cachecomm::in_place : sendbuf;
-    std::vector<std::byte>& own = preload::scratch(0);
-    if (!in_place && (!sent->dense || own_bytes != bytes_per_rank)) {
-      own.assign(std::max(own_bytes, bytes_per_rank), std::byte{0});
-      preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
-                    comm);
-      send = own.data();
-    }
-    if (received->dense) {
-      cachecomm::allgather(*r.fast, send, recvbuf, bytes_per_rank, cachecomm::datatype::byte);
-    } else {
-      std::vector<std::byte>& blocks = preload::scratch(1);
-      blocks.resize(ranks * bytes_per_rank);
-      const auto items = static_cast<std::size_t>(recvcount);
-      if (in_place) {
-        // This rank's block sits at its place in recvbuf, in the receive type's layout.
-        const auto* mine = static_cast<const std::byte*>(recvbuf) +
-                           static_cast<std::ptrdiff_t>(rank * items) * received->extent;
-        preload::pack(mine, items, recvtype, *received, blocks.data() + rank * bytes_per_rank,
-                      comm);
-      }
-      cachecomm::allgather(*r.fast, send, blocks.data(), bytes_per_rank, cachecomm::datatype::byte);
-      preload::unpack(blocks.data(), ranks * items, recvtype, *received, recvbuf, comm);
-    }
-    if (own_bytes != bytes_per_rank) {
-      throw cachecomm::mpi_error("MPI_Allgather: this rank sends " + std::to_string(own_bytes) +
-                                     " bytes but every rank receives blocks of " +
-                                     std::to_string(bytes_per_rank),
-                                 MPI_ERR_TRUNCATE);
-    }
-  });
+  constexpr auto tuned = cachecomm::detail::tuned_op::allgather;
+  const planned_call plan =
+      plan_call(call_kind::allgather, "MPI_Allgather", comm, *r.fast, tuned, bytes_per_rank, error);
+  if (error != MPI_SUCCESS) return error;
+  const auto algorithm = static_cast<cachecomm::allgather_algorithm>(plan.algorithm);
+  return run_planned(
+      call_kind::allgather, "MPI_Allgather", comm, *r.fast, plan, tuned, bytes_per_rank, pass, [&] {
+        // This rank's own signature must match the block every rank receives; a mismatch is an
+        // erroneous program: it takes part (the others are waiting) and then reports it.
+        const std::size_t own_bytes =
+            in_place ? bytes_per_rank : static_cast<std::size_t>(sendcount) * sent->size;
+        const auto ranks = static_cast<std::size_t>(r.fast->size());
+        const auto rank = static_cast<std::size_t>(r.fast->rank());
+        const void* send = in_place ? cachecomm::in_place : sendbuf;
+        std::vector<std::byte>& own = preload::scratch(0);
+        if (!in_place && (!sent->dense || own_bytes != bytes_per_rank)) {
+          own.assign(std::max(own_bytes, bytes_per_rank), std::byte{0});
+          preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
+                        comm);
+          send = own.data();
+        }
+        if (received->dense) {
+          cachecomm::allgather(*r.fast, send, recvbuf, bytes_per_rank, cachecomm::datatype::byte,
+                               algorithm);
+        } else {
+          std::vector<std::byte>& blocks = preload::scratch(1);
+          blocks.resize(ranks * bytes_per_rank);
+          const auto items = static_cast<std::size_t>(recvcount);
+          if (in_place) {
+            // This rank's block sits at its place in recvbuf, in the receive type's layout.
+            const auto* mine = static_cast<const std::byte*>(recvbuf) +
+                               static_cast<std::ptrdiff_t>(rank * items) * received->extent;
+            preload::pack(mine, items, recvtype, *received, blocks.data() + rank * bytes_per_rank,
+                          comm);
+          }
+          cachecomm::allgather(*r.fast, send, blocks.data(), bytes_per_rank,
+                               cachecomm::datatype::byte, algorithm);
+          preload::unpack(blocks.data(), ranks * items, recvtype, *received, recvbuf, comm);
+        }
+        if (own_bytes != bytes_per_rank) {
+          throw cachecomm::mpi_error("MPI_Allgather: this rank sends " + std::to_string(own_bytes) +
+                                         " bytes but every rank receives blocks of " +
+                                         std::to_string(bytes_per_rank),
+                                     MPI_ERR_TRUNCATE);
+        }
+      });
 }
 
 }  // extern "C"

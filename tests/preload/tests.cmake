@@ -27,7 +27,7 @@ endif()
 
 foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
                         preload_windows preload_datatypes preload_conformance preload_rma
-                        preload_window_threads)
+                        preload_window_threads preload_online_selection)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -59,6 +59,14 @@ endfunction()
 preload_case(preload_collectives RANKS 1 2 3 4 8
   ARGS ${preload_served} --no-reason MPI_Allreduce:unmapped-datatype
        --no-reason MPI_Reduce:unmapped-datatype -- $<TARGET_FILE:preload_collectives>)
+# Online selection under the preload: the first calls of each size try every candidate (the system
+# MPI's call among them: passed through as mpi-trial), results stay right, and the summary says
+# per size what was measured and chosen.
+preload_case(preload_online_selection RANKS 2 3
+  ARGS --env CACHECOMM_TUNING=off --env CACHECOMM_ONLINE_SELECTION=on
+       --served MPI_Bcast --served MPI_Allreduce --reason MPI_Allreduce:mpi-trial
+       --reason MPI_Bcast:mpi-trial --expect-summary "measured online"
+       -- $<TARGET_FILE:preload_online_selection>)
 # The same program linked against the library instead of preloaded; CACHECOMM_PRELOAD=0 is the baseline.
 add_executable(preload_collectives_linked ${preload_dir}/preload_collectives.c)
 # cachecomm_flags: in sanitizer builds the program must load the sanitizer runtime first.
@@ -188,3 +196,11 @@ add_test(NAME preload_bench_smoke.np2
                  --mpirun ${MPIEXEC_EXECUTABLE} --json ${CMAKE_CURRENT_BINARY_DIR}/preload_bench_smoke.json)
 set_tests_properties(preload_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np2"
   ENVIRONMENT "CACHECOMM_TIMEOUT=60;${preload_first}")
+# The online selection benchmark's job script, one short round (a smoke test: no timing is
+# asserted; labelled bench: the test-programs-only builds leave the benchmarks out).
+add_test(NAME online_bench_smoke.np2
+         COMMAND ${PROJECT_SOURCE_DIR}/bench/preload/run_online_bench.sh --rounds 1 --calls 100
+                 --np 2 --build ${PROJECT_BINARY_DIR} --mpirun ${MPIEXEC_EXECUTABLE})
+set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np2;bench"
+  ENVIRONMENT "CACHECOMM_TIMEOUT=60;${preload_first}"
+  PASS_REGULAR_EXPRESSION "bcast +1048576 \\|[^\n]*\n\\(first 60 calls")

@@ -4,6 +4,31 @@ cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 1 2 3
 # A node split in two: the MPI candidate stays off (a node's table cannot decide for the comm).
 cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 4 SUFFIX .split
                        ENV CACHECOMM_RANKS_PER_NODE=2)
+# Online selection: one choice on every rank under random delays, correct results in the trial
+# phase, forced choices and tuning files win (the test sets CACHECOMM_ONLINE_SELECTION itself).
+cachecomm_add_unit_test(unit_online_selector tuning/online_selector_test.cpp)
+cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test.cpp
+                       RANKS 1 2 3 4 8)
+cachecomm_add_mpi_test(mpi_online_selection SOURCES tuning/online_selection_test.cpp RANKS 4
+                       SUFFIX .split ENV CACHECOMM_RANKS_PER_NODE=2)
+# cachecomm-info says what online selection will do, and with --measure what it chose and why.
+# Labelled bench like tune_smoke_loaded: cachecomm-info is an app, which the test-programs-only
+# builds (make test-mpich, make test-mpi) leave out.
+foreach(variant IN ITEMS plain measure)
+  if(variant STREQUAL "measure")
+    set(info_args --measure)
+    set(info_expect "allreduce +4096 B: [a-z-]+ +allreduce 4 KiB\\.\\.8 KiB: [a-z-]+ \\(measured online: ")
+  else()
+    set(info_args)
+    set(info_expect "online selection will measure gather-reduce, slots, reduce-scatter, mpi")
+  endif()
+  add_test(NAME online_info_${variant}.np2
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS}
+                   $<TARGET_FILE:cachecomm-info> ${info_args})
+  set_tests_properties(online_info_${variant}.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;CACHECOMM_TUNING=off;CACHECOMM_ONLINE_SELECTION=on"
+    PASS_REGULAR_EXPRESSION "${info_expect}")
+endforeach()
 # The tuner itself, quick: it writes a file the library then loads.
 add_test(NAME tune_smoke.np2
          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-tune>

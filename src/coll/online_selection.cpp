@@ -1,0 +1,167 @@
+#include "coll/online_selection.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+namespace cachecomm::detail {
+
+online_plan online_selector::plan(tuned_op op, std::size_t bytes,
+                                  const std::function<std::vector<std::int8_t>()>& candidates,
+                                  const agree_function& agree) {
+  bucket_state& state = at(op, bytes);
+  if (state.source == choice_source::online) return {state.chosen, false};
+  if (state.source != choice_source::trial) {
+    const std::vector<std::int8_t> list = candidates();
+    state = bucket_state{};
+    state.source = choice_source::trial;
+    state.candidate_count =
+        static_cast<std::uint8_t>(std::min<std::size_t>(list.size(), max_candidates));
+    std::copy_n(list.begin(), state.candidate_count, state.candidates.begin());
+    state.estimate.fill(no_time);
+    if (state.candidate_count <= 1) {  // nothing to choose between
+      state.source = choice_source::online;
+      state.chosen = state.candidate_count == 1 ? state.candidates[0] : tuning_choices::none;
+      return {state.chosen, false};
+    }
+  }
+  if (state.handshake_due) {
+    handshake(state, agree);
+    if (state.source == choice_source::online) return {state.chosen, false};
+  }
+  ++state.taken;
+  ++state.trial_calls;
+  // A handshake after the first call of every candidate but the baseline (to prune it) and after
+  // its last call (its estimate). It happens at the start of the bucket's next call: a program
+  // that never calls this size again pays nothing, and the wait overlaps the ranks' skew there.
+  state.handshake_due =
+      (state.taken == 1 && state.current > 0) || state.taken == samples_per_candidate;
+  return {state.candidates[state.current], true};
+}
+
+void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanoseconds) {
+  bucket_state& state = at(op, bytes);
+  if (state.source != choice_source::trial) return;
+  if (state.taken == 1) state.local_first = nanoseconds;
+  state.local_best = std::min(state.local_best, nanoseconds);
+}
+
+void online_selector::handshake(bucket_state& state, const agree_function& agree) {
+  state.handshake_due = false;
+  const bool first_call = state.taken == 1 && state.current > 0;
+  // The slowest rank's view: a candidate is as fast as its slowest participant lets it be.
+  const std::uint64_t slowest =
+      agree(first_call ? state.local_first : state.local_best, state.parity);
+  state.parity ^= 1U;
+  const std::size_t current = state.current;
+  if (first_call) {
+    const std::uint64_t best =
+        *std::min_element(state.estimate.begin(), state.estimate.begin() + state.candidate_count);
+    if (best >= no_time / prune_factor || slowest <= best * prune_factor) return;  // keep it
+    state.pruned[current] = true;
+  }
+  state.estimate[current] = slowest;
+  next_candidate(state);
+}
+
+void online_selector::next_candidate(bucket_state& state) {
+  state.taken = 0;
+  state.local_first = no_time;
+  state.local_best = no_time;
+  if (++state.current < state.candidate_count) return;
+  // The smallest estimate; ties to the earlier candidate (the built-in choice comes first).
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < state.candidate_count; ++i) {
+    if (!state.pruned[i] && state.estimate[i] < state.estimate[best]) best = i;
+  }
+  state.chosen = state.candidates[best];
+  state.source = choice_source::online;
+}
+
+namespace {
+std::string setting_name(tuned_op op) {
+  switch (op) {
+    case tuned_op::barrier: return "CACHECOMM_BARRIER";
+    case tuned_op::broadcast: return "CACHECOMM_BCAST";
+    case tuned_op::reduce: return "CACHECOMM_REDUCE";
+    case tuned_op::allreduce: return "CACHECOMM_ALLREDUCE";
+    case tuned_op::allgather: return "CACHECOMM_ALLGATHER";
+  }
+  return "CACHECOMM_<OP>";
+}
+}  // namespace
+
+std::string bucket_label(std::size_t bucket) {
+  const std::size_t bytes = std::size_t{1} << bucket;
+  if (bytes >= (std::size_t{1} << 20)) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (std::size_t{1} << 10)) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+std::string online_selector::describe(tuned_op op, std::size_t bucket, const bucket_state& state) {
+  const std::string range = bucket + 1 < buckets
+                                ? bucket_label(bucket) + ".." + bucket_label(bucket + 1)
+                                : bucket_label(bucket) + " and more";
+  std::string line = std::string(to_string(op)) + " " + range + ": ";
+  const std::string chosen(choice_name(op, state.chosen));
+  switch (state.source) {
+    case choice_source::unused: return {};
+    case choice_source::builtin: return line + chosen + " (built-in rule)";
+    case choice_source::tuning_file: return line + chosen + " (tuning file)";
+    case choice_source::forced: return line + chosen + " (forced by " + setting_name(op) + ")";
+    case choice_source::trial:
+      return line + "still measuring online (" + std::to_string(state.trial_calls) +
+             " trial calls so far)";
+    case choice_source::online: break;
+  }
+  line += chosen + " (measured online:";
+  for (std::size_t i = 0; i < state.candidate_count; ++i) {
+    line += i == 0 ? " " : ", ";
+    line += std::string(choice_name(op, state.candidates[i])) + " ";
+    if (state.estimate[i] == no_time) {
+      line += "-";
+      continue;
+    }
+    char number[32];
+    std::snprintf(number, sizeof number, "%.1f us", static_cast<double>(state.estimate[i]) / 1e3);
+    line += number;
+    if (state.pruned[i]) line += " [pruned after 1 call]";
+  }
+  return line + "; " + std::to_string(state.trial_calls) + " trial calls)";
+}
+
+std::string online_selector::describe(tuned_op op, std::size_t bytes) const {
+  const std::size_t bucket = tuning_choices::bucket_of(bytes);
+  return describe(op, bucket, m_buckets[static_cast<std::size_t>(op)][bucket]);
+}
+
+std::vector<std::string> online_selector::report() const {
+  std::vector<std::string> lines;
+  for (std::size_t op = 0; op < tuned_op_count; ++op) {
+    for (std::size_t bucket = 0; bucket < buckets; ++bucket) {
+      std::string line = describe(static_cast<tuned_op>(op), bucket, m_buckets[op][bucket]);
+      if (!line.empty()) lines.push_back(std::move(line));
+    }
+  }
+  return lines;
+}
+
+namespace {
+std::mutex g_log_mutex;
+std::vector<std::string>& log_lines() {
+  static std::vector<std::string> lines;
+  return lines;
+}
+}  // namespace
+
+void add_to_selection_log(const std::vector<std::string>& lines) {
+  const std::lock_guard<std::mutex> lock(g_log_mutex);
+  log_lines().insert(log_lines().end(), lines.begin(), lines.end());
+}
+
+std::vector<std::string> selection_log() {
+  const std::lock_guard<std::mutex> lock(g_log_mutex);
+  return log_lines();
+}
+
+}  // namespace cachecomm::detail

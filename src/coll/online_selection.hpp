@@ -1,0 +1,137 @@
+// Online selection (issue 12, item 4): where neither a tuning file nor a forced choice decides an
+// (operation, size bucket) of a one-node communicator, its first calls try the candidates in turn
+// (the registry's algorithms that run as themselves on the node, and the system MPI's own call),
+// time them, agree on the fastest and keep it for the life of the communicator.
+//
+// Lockstep without messages: every rank calls a comm's collectives in the same order with the same
+// byte count, so a per-(operation, bucket) call counter is the same on every rank and so is the
+// candidate it names. The only data the ranks exchange are their timings, at a few handshakes
+// (through shared memory, coll_engine::agree_on_trial); everything decided from them is computed
+// by every rank from the same numbers, so every rank takes the same decision.
+//
+// The key is (operation, power-of-two size bucket): whether the caller's buffers are in cache
+// cannot be known per call, so both share a bucket (a loop reusing its buffers measures hot).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "coll/tuning_table.hpp"
+
+namespace cachecomm::detail {
+
+/// Why an (operation, size bucket) of a communicator takes its algorithm.
+enum class choice_source : std::uint8_t {
+  unused,       ///< no call of this bucket yet
+  builtin,      ///< the built-in rules (online selection off or not possible here)
+  tuning_file,  ///< the node's tuning file
+  forced,       ///< CACHECOMM_<OP>
+  trial,        ///< online selection still trying candidates
+  online,       ///< measured online on this communicator
+};
+
+/// What one call runs: an algorithm id of the operation's registry, or tuning_choices::system_mpi.
+struct online_plan {
+  std::int8_t choice = tuning_choices::none;
+  bool trial = false;  ///< a sample of the trial: time the call and pass it to record()
+};
+
+class online_selector {
+ public:
+  /// Calls of each candidate (the estimate is the best of them, as the slowest rank saw it).
+  static constexpr unsigned samples_per_candidate = 3;
+  /// A candidate whose first call took more than this many times the best estimate so far gets
+  /// no more calls.
+  static constexpr std::uint64_t prune_factor = 4;
+  static constexpr std::size_t max_candidates = 8;
+  static constexpr std::size_t buckets = tuning_choices::buckets;
+  /// A sample that failed or was never timed.
+  static constexpr std::uint64_t no_time = ~std::uint64_t{0};
+
+  /// The handshake: every node rank calls it at the same point of the same call with its own
+  /// value; returns the largest value of all node ranks. `parity` alternates per bucket, so a rank
+  /// that runs ahead into the next handshake does not overwrite a value still being read.
+  using agree_function = std::function<std::uint64_t(std::uint64_t mine, unsigned parity)>;
+
+  explicit online_selector(bool enabled = false) : m_enabled(enabled) {}
+
+  [[nodiscard]] bool enabled() const { return m_enabled; }
+
+  /// The settled choice of the bucket of `bytes`, or tuning_choices::none (the fast path).
+  [[nodiscard]] std::int8_t settled(tuned_op op, std::size_t bytes) const {
+    const bucket_state& state = at(op, bytes);
+    return state.source == choice_source::online ? state.chosen : tuning_choices::none;
+  }
+
+  /// The choice of a call online selection decides. `candidates` is called once per bucket (its
+  /// first call): the built-in choice first (the baseline the others are pruned against), no
+  /// duplicates, at most max_candidates. `agree` is called only at handshakes.
+  [[nodiscard]] online_plan plan(tuned_op op, std::size_t bytes,
+                                 const std::function<std::vector<std::int8_t>()>& candidates,
+                                 const agree_function& agree);
+  /// This rank's time of the trial call plan() just returned for the bucket of `bytes`.
+  void record(tuned_op op, std::size_t bytes, std::uint64_t nanoseconds);
+
+  /// Notes a call that something other than online selection decided (for the report: the first
+  /// call of each bucket).
+  void note(tuned_op op, std::size_t bytes, choice_source source, std::int8_t choice) {
+    bucket_state& state = at(op, bytes);
+    if (state.source == choice_source::unused) {
+      state.source = source;
+      state.chosen = choice;
+    }
+  }
+
+  /// One line per bucket called so far: "bcast 64 KiB: double-buffer (measured online: ...)".
+  [[nodiscard]] std::vector<std::string> report() const;
+  /// The report line of the bucket of `bytes` (empty while unused).
+  [[nodiscard]] std::string describe(tuned_op op, std::size_t bytes) const;
+  [[nodiscard]] choice_source source_of(tuned_op op, std::size_t bytes) const {
+    return at(op, bytes).source;
+  }
+
+ private:
+  struct bucket_state {
+    choice_source source = choice_source::unused;
+    std::int8_t chosen = tuning_choices::none;
+    std::uint8_t candidate_count = 0;
+    std::uint8_t current = 0;  ///< the candidate being tried
+    std::uint8_t taken = 0;    ///< calls of the current candidate so far
+    bool handshake_due = false;
+    std::uint8_t parity = 0;
+    std::array<std::int8_t, max_candidates> candidates{};
+    std::array<std::uint64_t, max_candidates> estimate{};  ///< agreed; no_time: not measured
+    std::array<bool, max_candidates> pruned{};
+    std::uint64_t local_first = no_time;  ///< this rank's first call of the current candidate
+    std::uint64_t local_best = no_time;   ///< this rank's best call of the current candidate
+    std::uint32_t trial_calls = 0;
+  };
+  [[nodiscard]] bucket_state& at(tuned_op op, std::size_t bytes) {
+    return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
+  }
+  [[nodiscard]] const bucket_state& at(tuned_op op, std::size_t bytes) const {
+    return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
+  }
+  void handshake(bucket_state& state, const agree_function& agree);
+  void next_candidate(bucket_state& state);
+  [[nodiscard]] static std::string describe(tuned_op op, std::size_t bucket,
+                                            const bucket_state& state);
+
+  bool m_enabled = false;
+  std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
+};
+
+/// "8 B", "64 KiB", "16 MiB": the lower end of a bucket.
+[[nodiscard]] std::string bucket_label(std::size_t bucket);
+
+/// Lines that a finalize summary prints: node rank 0 of each communicator adds its report when the
+/// communicator's collective state goes away (process-wide, thread-safe).
+void add_to_selection_log(const std::vector<std::string>& lines);
+[[nodiscard]] std::vector<std::string> selection_log();
+
+}  // namespace cachecomm::detail

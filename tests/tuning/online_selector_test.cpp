@@ -1,0 +1,138 @@
+// The online selection's schedule without MPI: which candidate each call of a bucket runs, when
+// the ranks must agree, pruning, the settled choice and its report. The handshake is a fake that
+// plays the other ranks (it returns the largest of this rank's value and theirs).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "coll/online_selection.hpp"
+
+namespace cachecomm::detail {
+namespace {
+
+constexpr std::int8_t mpi = tuning_choices::system_mpi;
+
+/// Runs calls of one bucket on one rank: `times` says how long each candidate's calls take here,
+/// `others` what the slowest other rank reports at each handshake for that candidate.
+struct bucket_driver {
+  online_selector selector{true};
+  tuned_op op = tuned_op::broadcast;
+  std::size_t bytes = 4096;
+  std::vector<std::int8_t> candidates{1, 2, 3, mpi};
+  std::map<std::int8_t, std::uint64_t> times;
+  std::map<std::int8_t, std::uint64_t> others;
+  std::vector<std::int8_t> ran;  ///< the candidate of every trial call
+  int handshakes = 0;
+  int candidate_lists = 0;
+
+  online_plan call() {
+    std::int8_t last = tuning_choices::none;
+    const online_plan plan = selector.plan(
+        op, bytes,
+        [&] {
+          ++candidate_lists;
+          return candidates;
+        },
+        [&](std::uint64_t mine, unsigned parity) {
+          EXPECT_EQ(parity, static_cast<unsigned>(handshakes % 2));
+          ++handshakes;
+          last = ran.back();
+          return std::max(mine, others[last]);
+        });
+    if (plan.trial) {
+      ran.push_back(plan.choice);
+      selector.record(op, bytes, times[plan.choice]);
+    }
+    return plan;
+  }
+};
+
+TEST(OnlineSelector, TriesEveryCandidateThreeTimesInOrderAndKeepsTheFastest) {
+  bucket_driver driver;
+  driver.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
+  int calls = 0;
+  while (driver.selector.source_of(driver.op, driver.bytes) != choice_source::online) {
+    driver.call();
+    ASSERT_LT(++calls, 100) << "never settles";
+  }
+  const std::vector<std::int8_t> expected{1, 1, 1, 2, 2, 2, 3, 3, 3, mpi, mpi, mpi};
+  EXPECT_EQ(driver.ran, expected);
+  EXPECT_EQ(driver.candidate_lists, 1);
+  // After the baseline's last call, then after the first and the last call of each other one.
+  EXPECT_EQ(driver.handshakes, 1 + 2 * 3);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+  // Settled: no more trials, no more handshakes.
+  const online_plan next = driver.call();
+  EXPECT_FALSE(next.trial);
+  EXPECT_EQ(next.choice, 2);
+  EXPECT_EQ(driver.handshakes, 7);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("bcast 4 KiB..8 KiB: double-buffer (measured online:"), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("12 trial calls"), std::string::npos) << line;
+}
+
+TEST(OnlineSelector, TheSlowestRankDecides) {
+  bucket_driver driver;
+  // Here candidate 2 is the fastest, but another rank saw it take 2000 ns each time.
+  driver.times = {{1, 500}, {2, 100}, {3, 900}, {mpi, 450}};
+  driver.others = {{2, 2000}};
+  for (int i = 0; i < 20; ++i) driver.call();
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
+}
+
+TEST(OnlineSelector, CandidatesFarSlowerThanTheBestAreDroppedAfterOneCall) {
+  bucket_driver driver;
+  driver.times = {{1, 100}, {2, 401}, {3, 399}, {mpi, 90}};
+  for (int i = 0; i < 20; ++i) driver.call();
+  const std::vector<std::int8_t> expected{1, 1, 1, 2, 3, 3, 3, mpi, mpi, mpi};
+  EXPECT_EQ(driver.ran, expected);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
+  EXPECT_NE(driver.selector.describe(driver.op, driver.bytes).find("[pruned after 1 call]"),
+            std::string::npos);
+}
+
+TEST(OnlineSelector, TiesKeepTheRulesChoice) {
+  bucket_driver driver;
+  driver.times = {{1, 300}, {2, 300}, {3, 300}, {mpi, 300}};
+  for (int i = 0; i < 20; ++i) driver.call();
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+}
+
+TEST(OnlineSelector, FailedCallsNeverWin) {
+  bucket_driver driver;
+  driver.times = {{1, 300}, {2, online_selector::no_time}, {3, 500}, {mpi, 400}};
+  for (int i = 0; i < 20; ++i) driver.call();
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+}
+
+TEST(OnlineSelector, OneCandidateSettlesAtOnceAndBucketsAreSeparate) {
+  bucket_driver driver;
+  driver.candidates = {2};
+  const online_plan plan = driver.call();
+  EXPECT_FALSE(plan.trial);
+  EXPECT_EQ(plan.choice, 2);
+  EXPECT_EQ(driver.handshakes, 0);
+  // Another bucket of the same operation, and the same bucket of another, start their own trial.
+  EXPECT_EQ(driver.selector.settled(tuned_op::broadcast, 8192), tuning_choices::none);
+  EXPECT_EQ(driver.selector.settled(tuned_op::allreduce, 4096), tuning_choices::none);
+  EXPECT_EQ(driver.selector.settled(tuned_op::broadcast, 4096 + 4095), 2);
+}
+
+TEST(OnlineSelector, ReportNamesWhyEachBucketTookItsAlgorithm) {
+  online_selector selector(true);
+  selector.note(tuned_op::allreduce, 8, choice_source::forced, 1);
+  selector.note(tuned_op::reduce, 1 << 20, choice_source::tuning_file, mpi);
+  selector.note(tuned_op::allgather, 64, choice_source::builtin, 2);
+  const std::vector<std::string> lines = selector.report();
+  ASSERT_EQ(lines.size(), 3U);
+  EXPECT_EQ(lines[0], "reduce 1 MiB..2 MiB: mpi (tuning file)");
+  EXPECT_EQ(lines[1], "allreduce 8 B..16 B: slots (forced by CACHECOMM_ALLREDUCE)");
+  EXPECT_EQ(lines[2], "allgather 64 B..128 B: single-copy (built-in rule)");
+}
+
+}  // namespace
+}  // namespace cachecomm::detail
