@@ -36,6 +36,11 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::comm_split_type: return "MPI_Comm_split_type";
     case call_kind::comm_create: return "MPI_Comm_create";
     case call_kind::comm_free: return "MPI_Comm_free";
+    case call_kind::ibarrier: return "MPI_Ibarrier";
+    case call_kind::ibcast: return "MPI_Ibcast";
+    case call_kind::ireduce: return "MPI_Ireduce";
+    case call_kind::iallreduce: return "MPI_Iallreduce";
+    case call_kind::iallgather: return "MPI_Iallgather";
     case call_kind::count_: break;
   }
   return "?";
@@ -67,6 +72,9 @@ std::string_view to_string(outcome reason) {
     case outcome::passive_target: return "passive-target";
     case outcome::one_rank: return "one-rank";
     case outcome::mpi_faster: return "mpi-faster";
+    case outcome::nonblocking_setup: return "nonblocking-setup";
+    case outcome::beyond_slot: return "beyond-nonblocking-slot";
+    case outcome::thread_multiple: return "thread-multiple";
     case outcome::count_: break;
   }
   return "?";

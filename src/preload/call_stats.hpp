@@ -37,6 +37,11 @@ enum class call_kind {
   comm_split_type,
   comm_create,
   comm_free,
+  ibarrier,  ///< the nonblocking collectives (nonblocking_requests.hpp)
+  ibcast,
+  ireduce,
+  iallreduce,
+  iallgather,
   count_
 };
 
@@ -68,6 +73,10 @@ enum class outcome {
   passive_target,  ///< inside a passive-target epoch (MPI_Win_lock/lock_all): MPI's
   one_rank,        ///< a window of one rank: nothing to accelerate, MPI's own window
   mpi_faster,      ///< the automatic choice is the system MPI's own call (tuning file or rule)
+  nonblocking_setup,  ///< the communicator's area for nonblocking calls is built at its next
+                      ///< blocking collective (building it is collective: a start must be local)
+  beyond_slot,        ///< message larger than CACHECOMM_PRELOAD_NONBLOCKING_BYTES
+  thread_multiple,    ///< nonblocking calls at MPI_THREAD_MULTIPLE: MPI's (see docs)
   count_
 };
 
@@ -77,6 +86,12 @@ enum class outcome {
          kind == call_kind::allreduce || kind == call_kind::allgather ||
          kind == call_kind::gather || kind == call_kind::scatter || kind == call_kind::alltoall ||
          kind == call_kind::scan || kind == call_kind::exscan;
+}
+
+/// The nonblocking collectives (served below MPI_THREAD_MULTIPLE).
+[[nodiscard]] constexpr bool is_nonblocking(call_kind kind) {
+  return kind == call_kind::ibarrier || kind == call_kind::ibcast || kind == call_kind::ireduce ||
+         kind == call_kind::iallreduce || kind == call_kind::iallgather;
 }
 
 [[nodiscard]] std::string_view mpi_name(call_kind kind);

@@ -1,0 +1,223 @@
+#include "preload/nonblocking_requests.hpp"
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/comm_impl.hpp"
+#include "preload/runtime.hpp"
+#include "sync/waiter.hpp"
+
+namespace cachecomm::detail::preload {
+
+std::atomic<int> g_nonblocking_attention{0};
+std::atomic<int> g_nonblocking_pending{0};
+
+namespace {
+
+/// One served operation, from its start until MPI frees its generalized request (free_fn).
+struct pending_operation {
+  call_kind kind = call_kind::ibarrier;
+  MPI_Comm comm = MPI_COMM_NULL;  ///< for MPI_Cancel's error (the program may free it meanwhile)
+  std::shared_ptr<nonblocking_channel> channel;  ///< outlives a communicator freed meanwhile
+  std::uint32_t sequence = 0;
+  nonblocking_call call;
+  bool contributed = false;
+  int error = MPI_SUCCESS;  ///< what the completion call reports (query_fn)
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
+/// The operations of one channel not finished yet, in operation order.
+struct channel_queue {
+  nonblocking_channel* channel = nullptr;
+  std::deque<pending_operation*> operations;
+};
+
+// Process-wide; only one thread at a time calls MPI below MPI_THREAD_MULTIPLE.
+std::vector<channel_queue>& queues() {
+  static std::vector<channel_queue> instance;
+  return instance;
+}
+/// The live operation behind each served request.
+std::unordered_map<MPI_Request, pending_operation*>& live_requests() {
+  static std::unordered_map<MPI_Request, pending_operation*> instance;
+  return instance;
+}
+
+int query_status(void* extra, MPI_Status* status) {
+  const auto* operation = static_cast<const pending_operation*>(extra);
+  // What MPI's own nonblocking collectives report: no message, not cancelled.
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_ANY_SOURCE;
+  status->MPI_TAG = MPI_ANY_TAG;
+  status->MPI_ERROR = operation->error;
+  return operation->error;
+}
+
+int free_operation(void* extra) {
+  auto* operation = static_cast<pending_operation*>(extra);
+  live_requests().erase(operation->request);
+  delete operation;
+  return MPI_SUCCESS;
+}
+
+// MPI_Cancel is intercepted (a collective request cannot be cancelled); reached only through a
+// path that bypasses the intercept, where doing nothing is what MPI allows for it.
+int cancel_operation(void* /*extra*/, int /*complete*/) {
+  return MPI_SUCCESS;
+}
+
+channel_queue& queue_of(nonblocking_channel* channel) {
+  for (channel_queue& queue : queues()) {
+    if (queue.channel == channel) return queue;
+  }
+  queues().push_back(channel_queue{channel, {}});
+  return queues().back();
+}
+
+bool has_pending(const nonblocking_channel* channel) {
+  return std::any_of(queues().begin(), queues().end(),
+                     [&](const channel_queue& queue) { return queue.channel == channel; });
+}
+
+/// Advances one channel's operations; appends the requests of finished ones to `finished`.
+void advance(channel_queue& queue, std::vector<MPI_Request>& finished) {
+  nonblocking_channel& channel = *queue.channel;
+  for (pending_operation* operation : queue.operations) {
+    if (operation->contributed) continue;
+    if (!channel.slot_free(operation->sequence)) break;  // in order: later ones wait too
+    channel.contribute(operation->sequence, operation->call);
+    operation->contributed = true;
+  }
+  while (!queue.operations.empty()) {
+    pending_operation* operation = queue.operations.front();
+    if (!operation->contributed || !channel.ready(operation->sequence, operation->call)) break;
+    std::string problem;
+    operation->error = channel.finish(operation->sequence, operation->call, problem);
+    if (operation->error != MPI_SUCCESS) {
+      int rank = -1;
+      PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      std::fprintf(stderr, "cachecomm preload: %s failed on world rank %d: %s\n",
+                   std::string(mpi_name(operation->kind)).c_str(), rank, problem.c_str());
+      stats().count(operation->kind, outcome::cachecomm_error);
+    }
+    queue.operations.pop_front();
+    finished.push_back(operation->request);
+    g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
+    g_nonblocking_pending.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+
+int start_nonblocking(call_kind kind, MPI_Comm comm,
+                      const std::shared_ptr<nonblocking_channel>& channel,
+                      const nonblocking_call& call, MPI_Request* request) {
+  auto operation = std::make_unique<pending_operation>();
+  operation->kind = kind;
+  operation->comm = comm;
+  operation->channel = channel;
+  operation->sequence = channel->next_sequence();
+  operation->call = call;
+  const int code = PMPI_Grequest_start(query_status, free_operation, cancel_operation,
+                                       operation.get(), &operation->request);
+  if (code != MPI_SUCCESS) return code;
+  *request = operation->request;
+  live_requests().emplace(operation->request, operation.get());
+  queue_of(channel.get()).operations.push_back(operation.release());
+  g_nonblocking_attention.fetch_add(1, std::memory_order_relaxed);
+  g_nonblocking_pending.fetch_add(1, std::memory_order_relaxed);
+  // Contributes now when the slot is free (a rank that computes until its wait holds nobody up);
+  // finishes at once what needs nothing more.
+  progress_nonblocking();
+  return MPI_SUCCESS;
+}
+
+void progress_nonblocking() {
+  std::vector<channel_queue>& all = queues();
+  if (all.empty()) return;
+  thread_local std::vector<MPI_Request> finished;
+  finished.clear();
+  for (channel_queue& queue : all) advance(queue, finished);
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [](const channel_queue& queue) { return queue.operations.empty(); }),
+            all.end());
+  // Last: completing a request the program freed already runs free_operation at once.
+  for (MPI_Request request : finished) PMPI_Grequest_complete(request);
+}
+
+void back_off(unsigned round) {
+  // The first pending channel's policy (all communicators of a process normally share one).
+  wait_policy policy;
+  policy.spin_iterations = 2000;
+  policy.yield_iterations = 200;
+  if (!queues().empty()) policy = queues().front().channel->policy();
+  if (round < policy.spin_iterations) {
+    cpu_relax();
+  } else if (round < policy.spin_iterations + policy.yield_iterations) {
+    sched_yield();
+  } else {
+    // Oversubscribed or long waits: let the peer that has work run.
+    const timespec pause{0, 20000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+void settle_before_blocking(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return;
+  comm_state* state = state_for(comm);
+  if (state == nullptr) return;
+  if (state->nonblocking && has_pending(state->nonblocking.get())) {
+    const nonblocking_channel* channel = state->nonblocking.get();
+    progress_until([channel] { return !has_pending(channel); });
+  }
+  if (state->nonblocking_wanted && state->fast) {
+    state->nonblocking_wanted = false;
+    g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
+    // Every rank is in this same blocking call (the nonblocking call that asked came before it on
+    // every rank), so building the segment collectively here cannot deadlock.
+    cachecomm_scope scope;
+    try {
+      state->nonblocking = std::make_shared<nonblocking_channel>(
+          state->fast->impl().node(), nonblocking_slot_bytes(), state->fast->waiting());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr,
+                   "cachecomm preload: no shared memory for nonblocking collectives (%s); they "
+                   "pass through on this communicator\n",
+                   e.what());
+      state->nonblocking_failed = true;
+    }
+  }
+}
+
+void drain_nonblocking() {
+  progress_until([] { return queues().empty(); });
+}
+
+bool is_served_request(MPI_Request request) {
+  return request != MPI_REQUEST_NULL && live_requests().count(request) != 0;
+}
+
+int refuse_cancel(MPI_Request request) {
+  const pending_operation* operation = live_requests().at(request);
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(
+      stderr,
+      "cachecomm preload: MPI_Cancel failed on world rank %d: the request is a nonblocking "
+      "collective (%s), which MPI does not allow to be cancelled; it still completes and "
+      "must be waited for\n",
+      rank, std::string(mpi_name(operation->kind)).c_str());
+  PMPI_Comm_call_errhandler(operation->comm, MPI_ERR_REQUEST);
+  return MPI_ERR_REQUEST;
+}
+
+}  // namespace cachecomm::detail::preload
