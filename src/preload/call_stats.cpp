@@ -131,8 +131,10 @@ void print_summary(const call_stats& stats, long long states_built, long long st
 
   std::string text =
       "cachecomm preload summary (" + std::to_string(size) + " ranks, calls summed over ranks)\n";
-  text += std::string("  thread level ") + thread_level_name(thread_level) +
-          ": collectives and windows served\n";
+  text +=
+      std::string("  thread level ") + thread_level_name(thread_level) +
+      ": collectives and windows served" +
+      (thread_level == MPI_THREAD_MULTIPLE ? "; nonblocking collectives passed through\n" : "\n");
   for (std::size_t kind = 0; kind < kinds; ++kind) {
     const long long* row = &total[kind * outcomes];
     long long passed = 0;

@@ -30,6 +30,10 @@ struct pending_operation {
   std::uint32_t sequence = 0;
   nonblocking_call call;
   bool contributed = false;
+  bool finished = false;  ///< MPI_Grequest_complete is called (or due) for it
+  /// MPI ran free_fn before the operation finished: MPICH does so in MPI_Request_free, where the
+  /// standard defers it to the completion. The operation then deletes itself when it finishes.
+  bool freed_early = false;
   int error = MPI_SUCCESS;  ///< what the completion call reports (query_fn)
   MPI_Request request = MPI_REQUEST_NULL;
 };
@@ -65,6 +69,10 @@ int query_status(void* extra, MPI_Status* status) {
 int free_operation(void* extra) {
   auto* operation = static_cast<pending_operation*>(extra);
   live_requests().erase(operation->request);
+  if (!operation->finished) {
+    operation->freed_early = true;  // still queued: deleted when it finishes
+    return MPI_SUCCESS;
+  }
   delete operation;
   return MPI_SUCCESS;
 }
@@ -88,8 +96,8 @@ bool has_pending(const nonblocking_channel* channel) {
                      [&](const channel_queue& queue) { return queue.channel == channel; });
 }
 
-/// Advances one channel's operations; appends the requests of finished ones to `finished`.
-void advance(channel_queue& queue, std::vector<MPI_Request>& finished) {
+/// Advances one channel's operations; appends the finished ones to `finished`.
+void advance(channel_queue& queue, std::vector<pending_operation*>& finished) {
   nonblocking_channel& channel = *queue.channel;
   for (pending_operation* operation : queue.operations) {
     if (operation->contributed) continue;
@@ -110,7 +118,7 @@ void advance(channel_queue& queue, std::vector<MPI_Request>& finished) {
       stats().count(operation->kind, outcome::cachecomm_error);
     }
     queue.operations.pop_front();
-    finished.push_back(operation->request);
+    finished.push_back(operation);
     g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
     g_nonblocking_pending.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -144,14 +152,21 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
 void progress_nonblocking() {
   std::vector<channel_queue>& all = queues();
   if (all.empty()) return;
-  thread_local std::vector<MPI_Request> finished;
+  thread_local std::vector<pending_operation*> finished;
   finished.clear();
   for (channel_queue& queue : all) advance(queue, finished);
   all.erase(std::remove_if(all.begin(), all.end(),
                            [](const channel_queue& queue) { return queue.operations.empty(); }),
             all.end());
-  // Last: completing a request the program freed already runs free_operation at once.
-  for (MPI_Request request : finished) PMPI_Grequest_complete(request);
+  // Last: completing a request the program freed already may run free_operation at once (which
+  // deletes the operation), so nothing touches it after MPI_Grequest_complete.
+  for (pending_operation* operation : finished) {
+    const bool freed_early = operation->freed_early;
+    const MPI_Request request = operation->request;
+    operation->finished = true;
+    PMPI_Grequest_complete(request);
+    if (freed_early) delete operation;
+  }
 }
 
 void back_off(unsigned round) {
