@@ -88,12 +88,6 @@ enum class outcome {
          kind == call_kind::scan || kind == call_kind::exscan;
 }
 
-/// The nonblocking collectives (served below MPI_THREAD_MULTIPLE).
-[[nodiscard]] constexpr bool is_nonblocking(call_kind kind) {
-  return kind == call_kind::ibarrier || kind == call_kind::ibcast || kind == call_kind::ireduce ||
-         kind == call_kind::iallreduce || kind == call_kind::iallgather;
-}
-
 [[nodiscard]] std::string_view mpi_name(call_kind kind);
 [[nodiscard]] std::string_view to_string(outcome reason);
 

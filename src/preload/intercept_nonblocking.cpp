@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -32,10 +33,28 @@ struct nonblocking_route {
   outcome why = outcome::served;
 };
 
+/// The state of `comm`, through the one this thread looked up last when it is the same (an
+/// attribute look-up costs as much as a small operation's data path). Stamped with the states'
+/// generation: a deleted state (its handle may be reused) is never trusted.
+preload::comm_state* state_of_comm(MPI_Comm comm) {
+  struct last_state {
+    MPI_Comm comm = MPI_COMM_NULL;
+    preload::comm_state* state = nullptr;
+    std::uint64_t generation = 0;
+  };
+  thread_local last_state last;
+  const std::uint64_t generation = preload::g_states_generation.load(std::memory_order_acquire);
+  if (last.comm == comm && last.generation == generation && last.state != nullptr)
+    return last.state;
+  preload::comm_state* state = preload::state_for(comm);
+  last = {comm, state, generation};
+  return state;
+}
+
 nonblocking_route route_nonblocking(call_kind kind, MPI_Comm comm, std::size_t bytes) {
   nonblocking_route r;
-  if (auto blocked = preload::globally_blocked(kind)) {
-    r.why = *blocked;
+  if (!preload::g_armed[static_cast<std::size_t>(kind)]) {
+    r.why = preload::globally_blocked(kind).value_or(outcome::disabled);
     return r;
   }
   // The pending operations are process-wide: threads completing requests at once would race.
@@ -43,7 +62,7 @@ nonblocking_route route_nonblocking(call_kind kind, MPI_Comm comm, std::size_t b
     r.why = outcome::thread_multiple;
     return r;
   }
-  preload::comm_state* state = comm == MPI_COMM_NULL ? nullptr : preload::state_for(comm);
+  preload::comm_state* state = comm == MPI_COMM_NULL ? nullptr : state_of_comm(comm);
   if (state == nullptr) {
     r.why = outcome::invalid_argument;  // MPI reports it
     return r;

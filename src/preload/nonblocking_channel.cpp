@@ -43,18 +43,18 @@ nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_by
       m_slots_offset(static_cast<std::size_t>(m_size) * words_per_rank * cache_line_size),
       m_policy(policy) {
   m_segment = shm_segment(node_comm, segment_bytes(m_size, m_slots_offset, m_slot_stride));
+  m_base = static_cast<std::byte*>(m_segment.data());
 }
 
 std::atomic<std::uint32_t>& nonblocking_channel::arrived(int rank) const {
-  return m_segment
-      .at<padded_flag>(static_cast<std::size_t>(rank) * words_per_rank * cache_line_size)
-      ->value;
+  const std::size_t offset = static_cast<std::size_t>(rank) * words_per_rank * cache_line_size;
+  return reinterpret_cast<padded_flag*>(m_base + offset)->value;
 }
 
 std::atomic<std::uint32_t>& nonblocking_channel::released(int rank) const {
-  return m_segment
-      .at<padded_flag>((static_cast<std::size_t>(rank) * words_per_rank + 1) * cache_line_size)
-      ->value;
+  const std::size_t offset =
+      (static_cast<std::size_t>(rank) * words_per_rank + 1) * cache_line_size;
+  return reinterpret_cast<padded_flag*>(m_base + offset)->value;
 }
 
 nonblocking_channel::slot_header& nonblocking_channel::header(int rank,
@@ -62,7 +62,7 @@ nonblocking_channel::slot_header& nonblocking_channel::header(int rank,
   const std::size_t slot =
       static_cast<std::size_t>(sequence % ring) * static_cast<std::size_t>(m_size) +
       static_cast<std::size_t>(rank);
-  return *m_segment.at<slot_header>(m_slots_offset + slot * m_slot_stride);
+  return *reinterpret_cast<slot_header*>(m_base + m_slots_offset + slot * m_slot_stride);
 }
 
 std::byte* nonblocking_channel::payload(int rank, std::uint32_t sequence) const {

@@ -77,6 +77,7 @@ class nonblocking_channel {
             std::string& problem) const;
 
   shm_segment m_segment;
+  std::byte* m_base = nullptr;  ///< m_segment's memory: the layout below is fixed, so no checks
   int m_rank = 0;
   int m_size = 1;
   std::size_t m_slot_bytes = 0;

@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <deque>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/comm_impl.hpp"
@@ -36,12 +34,15 @@ struct pending_operation {
   bool freed_early = false;
   int error = MPI_SUCCESS;  ///< what the completion call reports (query_fn)
   MPI_Request request = MPI_REQUEST_NULL;
+  std::size_t live_index = 0;  ///< its place in live_operations()
 };
 
-/// The operations of one channel not finished yet, in operation order.
+/// The operations of one channel not finished yet, in operation order. A queue stays when it
+/// empties (a program keeps using the same communicators; no allocation per operation); `channel`
+/// is only compared, never followed, once its queue is empty (the channel may be gone).
 struct channel_queue {
-  nonblocking_channel* channel = nullptr;
-  std::deque<pending_operation*> operations;
+  const nonblocking_channel* channel = nullptr;
+  std::vector<pending_operation*> operations;
 };
 
 // Process-wide; only one thread at a time calls MPI below MPI_THREAD_MULTIPLE.
@@ -49,10 +50,43 @@ std::vector<channel_queue>& queues() {
   static std::vector<channel_queue> instance;
   return instance;
 }
-/// The live operation behind each served request.
-std::unordered_map<MPI_Request, pending_operation*>& live_requests() {
-  static std::unordered_map<MPI_Request, pending_operation*> instance;
+
+/// Operations whose request MPI has not freed yet (MPI_Cancel looks here): few at a time.
+std::vector<pending_operation*>& live_operations() {
+  static std::vector<pending_operation*> instance;
   return instance;
+}
+
+/// Finished operations kept for reuse: a start then allocates nothing.
+std::vector<std::unique_ptr<pending_operation>>& spare_operations() {
+  static std::vector<std::unique_ptr<pending_operation>> instance;
+  return instance;
+}
+
+std::unique_ptr<pending_operation> new_operation() {
+  std::vector<std::unique_ptr<pending_operation>>& spare = spare_operations();
+  if (spare.empty()) return std::make_unique<pending_operation>();
+  std::unique_ptr<pending_operation> operation = std::move(spare.back());
+  spare.pop_back();
+  return operation;
+}
+
+void recycle(pending_operation* operation) {
+  *operation = pending_operation{};  // drops its hold on the channel
+  constexpr std::size_t kept = 64;
+  if (spare_operations().size() < kept) {
+    spare_operations().emplace_back(operation);
+  } else {
+    delete operation;
+  }
+}
+
+void forget_live(pending_operation* operation) {
+  std::vector<pending_operation*>& live = live_operations();
+  const std::size_t index = operation->live_index;
+  live[index] = live.back();
+  live[index]->live_index = index;
+  live.pop_back();
 }
 
 int query_status(void* extra, MPI_Status* status) {
@@ -68,12 +102,12 @@ int query_status(void* extra, MPI_Status* status) {
 
 int free_operation(void* extra) {
   auto* operation = static_cast<pending_operation*>(extra);
-  live_requests().erase(operation->request);
+  forget_live(operation);
   if (!operation->finished) {
-    operation->freed_early = true;  // still queued: deleted when it finishes
+    operation->freed_early = true;  // still queued: recycled when it finishes
     return MPI_SUCCESS;
   }
-  delete operation;
+  recycle(operation);
   return MPI_SUCCESS;
 }
 
@@ -83,30 +117,41 @@ int cancel_operation(void* /*extra*/, int /*complete*/) {
   return MPI_SUCCESS;
 }
 
-channel_queue& queue_of(nonblocking_channel* channel) {
+channel_queue& queue_of(const nonblocking_channel* channel) {
   for (channel_queue& queue : queues()) {
     if (queue.channel == channel) return queue;
+  }
+  // An empty queue is taken over (its channel may be gone): the list stays as long as the number
+  // of communicators with operations pending at once.
+  for (channel_queue& queue : queues()) {
+    if (queue.operations.empty()) {
+      queue.channel = channel;
+      return queue;
+    }
   }
   queues().push_back(channel_queue{channel, {}});
   return queues().back();
 }
 
 bool has_pending(const nonblocking_channel* channel) {
-  return std::any_of(queues().begin(), queues().end(),
-                     [&](const channel_queue& queue) { return queue.channel == channel; });
+  return std::any_of(queues().begin(), queues().end(), [&](const channel_queue& queue) {
+    return queue.channel == channel && !queue.operations.empty();
+  });
 }
 
 /// Advances one channel's operations; appends the finished ones to `finished`.
 void advance(channel_queue& queue, std::vector<pending_operation*>& finished) {
-  nonblocking_channel& channel = *queue.channel;
+  if (queue.operations.empty()) return;
+  nonblocking_channel& channel = *queue.operations.front()->channel;
   for (pending_operation* operation : queue.operations) {
     if (operation->contributed) continue;
     if (!channel.slot_free(operation->sequence)) break;  // in order: later ones wait too
     channel.contribute(operation->sequence, operation->call);
     operation->contributed = true;
   }
-  while (!queue.operations.empty()) {
-    pending_operation* operation = queue.operations.front();
+  std::size_t done = 0;
+  for (; done < queue.operations.size(); ++done) {
+    pending_operation* operation = queue.operations[done];
     if (!operation->contributed || !channel.ready(operation->sequence, operation->call)) break;
     std::string problem;
     operation->error = channel.finish(operation->sequence, operation->call, problem);
@@ -117,11 +162,12 @@ void advance(channel_queue& queue, std::vector<pending_operation*>& finished) {
                    std::string(mpi_name(operation->kind)).c_str(), rank, problem.c_str());
       stats().count(operation->kind, outcome::cachecomm_error);
     }
-    queue.operations.pop_front();
     finished.push_back(operation);
     g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
     g_nonblocking_pending.fetch_sub(1, std::memory_order_relaxed);
   }
+  queue.operations.erase(queue.operations.begin(),
+                         queue.operations.begin() + static_cast<std::ptrdiff_t>(done));
 }
 
 }  // namespace
@@ -129,7 +175,7 @@ void advance(channel_queue& queue, std::vector<pending_operation*>& finished) {
 int start_nonblocking(call_kind kind, MPI_Comm comm,
                       const std::shared_ptr<nonblocking_channel>& channel,
                       const nonblocking_call& call, MPI_Request* request) {
-  auto operation = std::make_unique<pending_operation>();
+  std::unique_ptr<pending_operation> operation = new_operation();
   operation->kind = kind;
   operation->comm = comm;
   operation->channel = channel;
@@ -139,7 +185,8 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
                                        operation.get(), &operation->request);
   if (code != MPI_SUCCESS) return code;
   *request = operation->request;
-  live_requests().emplace(operation->request, operation.get());
+  operation->live_index = live_operations().size();
+  live_operations().push_back(operation.get());
   queue_of(channel.get()).operations.push_back(operation.release());
   g_nonblocking_attention.fetch_add(1, std::memory_order_relaxed);
   g_nonblocking_pending.fetch_add(1, std::memory_order_relaxed);
@@ -149,15 +196,10 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
   return MPI_SUCCESS;
 }
 
-void progress_nonblocking() {
-  std::vector<channel_queue>& all = queues();
-  if (all.empty()) return;
+int progress_nonblocking() {
   thread_local std::vector<pending_operation*> finished;
   finished.clear();
-  for (channel_queue& queue : all) advance(queue, finished);
-  all.erase(std::remove_if(all.begin(), all.end(),
-                           [](const channel_queue& queue) { return queue.operations.empty(); }),
-            all.end());
+  for (channel_queue& queue : queues()) advance(queue, finished);
   // Last: completing a request the program freed already may run free_operation at once (which
   // deletes the operation), so nothing touches it after MPI_Grequest_complete.
   for (pending_operation* operation : finished) {
@@ -165,8 +207,9 @@ void progress_nonblocking() {
     const MPI_Request request = operation->request;
     operation->finished = true;
     PMPI_Grequest_complete(request);
-    if (freed_early) delete operation;
+    if (freed_early) recycle(operation);
   }
+  return static_cast<int>(finished.size());
 }
 
 void back_off(unsigned round) {
@@ -174,7 +217,12 @@ void back_off(unsigned round) {
   wait_policy policy;
   policy.spin_iterations = 2000;
   policy.yield_iterations = 200;
-  if (!queues().empty()) policy = queues().front().channel->policy();
+  for (const channel_queue& queue : queues()) {
+    if (!queue.operations.empty()) {
+      policy = queue.operations.front()->channel->policy();
+      break;
+    }
+  }
   if (round < policy.spin_iterations) {
     cpu_relax();
   } else if (round < policy.spin_iterations + policy.yield_iterations) {
@@ -214,15 +262,30 @@ void settle_before_blocking(MPI_Comm comm) {
 }
 
 void drain_nonblocking() {
-  progress_until([] { return queues().empty(); });
+  progress_until([] { return !nonblocking_pending(); });
 }
 
+namespace {
+const pending_operation* live_operation(MPI_Request request) {
+  for (const pending_operation* operation : live_operations()) {
+    if (operation->request == request) return operation;
+  }
+  return nullptr;
+}
+}  // namespace
+
 bool is_served_request(MPI_Request request) {
-  return request != MPI_REQUEST_NULL && live_requests().count(request) != 0;
+  return request != MPI_REQUEST_NULL && live_operation(request) != nullptr;
+}
+
+bool is_unfinished_served_request(MPI_Request request) {
+  if (request == MPI_REQUEST_NULL) return false;
+  const pending_operation* operation = live_operation(request);
+  return operation != nullptr && !operation->finished;
 }
 
 int refuse_cancel(MPI_Request request) {
-  const pending_operation* operation = live_requests().at(request);
+  const pending_operation* operation = live_operation(request);
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(

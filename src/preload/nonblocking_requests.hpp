@@ -41,7 +41,8 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
                       const nonblocking_call& call, MPI_Request* request);
 
 /// One pass over every pending operation: contributes and finishes what it can, never waits.
-void progress_nonblocking();
+/// Returns how many finished.
+int progress_nonblocking();
 
 /// Runs progress passes until `done()` is true, backing off (spin, yield, sleep) per the
 /// communicators' wait policy: the blocking completion calls.
@@ -58,6 +59,8 @@ void drain_nonblocking();
 
 /// Whether `request` is a live request of a served operation (MPI_Cancel refuses those).
 [[nodiscard]] bool is_served_request(MPI_Request request);
+/// Whether `request` is a served operation that has not finished yet.
+[[nodiscard]] bool is_unfinished_served_request(MPI_Request request);
 
 /// MPI_Cancel on a served request: reports the error (a collective request cannot be cancelled)
 /// through the communicator's error handler and returns MPI_ERR_REQUEST; the operation goes on.
