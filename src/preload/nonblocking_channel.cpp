@@ -1,5 +1,7 @@
 #include "preload/nonblocking_channel.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -44,6 +46,12 @@ nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_by
       m_policy(policy) {
   m_segment = shm_segment(node_comm, segment_bytes(m_size, m_slots_offset, m_slot_stride));
   m_base = static_cast<std::byte*>(m_segment.data());
+#ifdef MADV_POPULATE_WRITE
+  // Maps every page now, without touching its data: otherwise each rank takes a page fault at
+  // the first use of every page of every slot, and OSU's large-message runs (10 warm-up calls)
+  // measured mostly those. Best effort: older kernels refuse the advice and fault as before.
+  (void)::madvise(m_base, m_segment.size(), MADV_POPULATE_WRITE);
+#endif
 }
 
 std::atomic<std::uint32_t>& nonblocking_channel::arrived(int rank) const {
