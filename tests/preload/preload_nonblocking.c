@@ -134,9 +134,9 @@ static void broadcasts(MPI_Comm comm, const char* label) {
   MPI_Type_vector(2, 1, 2, MPI_INT, &strided); /* gaps: passed through */
   MPI_Type_commit(&triple);
   MPI_Type_commit(&strided);
-  const int bytes_cases[] = {1, 12, 4096, 100000};
+  const int bytes_cases[] = {1, 12, 4096, 16000, 100000};
   long checked = 0;
-  for (int b = 0; b < 4; ++b) {
+  for (int b = 0; b < 5; ++b) {
     for (int root = 0; root < size; ++root) {
       const int ints = bytes_cases[b] / 4 + 3; /* a multiple of 3 below */
       const int n = ints - ints % 3;

@@ -198,7 +198,7 @@ set(preload_nonblocking_served --served MPI_Ibarrier --served MPI_Ibcast --serve
                                --served MPI_Iallreduce --served MPI_Iallgather)
 preload_case(preload_nonblocking RANKS 1 2 3 4 8
   ARGS ${preload_nonblocking_served} --reason MPI_Iallreduce:beyond-nonblocking-slot
-       --reason MPI_Ibcast:derived-datatype --reason MPI_Ibarrier:warming-up
+       --reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:mpi-faster --reason MPI_Ibarrier:warming-up
        --reason MPI_Ibarrier:nonblocking-setup -- $<TARGET_FILE:preload_nonblocking>)
 # Peers finish while the rank they wait for computes: its data went in at its start.
 preload_case(preload_nonblocking.peers_early RANKS 2 4 8
