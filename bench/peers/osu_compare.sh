@@ -6,6 +6,11 @@
 # plain / preloaded (> 1: the preload is faster) with its spread over rounds, and writes the rows as
 # JSON (../shared/conventions/benchmarks.md).
 #
+# Nonblocking ops (ibarrier, ibcast, iallreduce, ireduce, iallgather) come from OSU's non_blocking
+# directory; their figure is OSU's "Pure Comm." latency (start and wait with no computation between:
+# the counterpart of the blocking latency). The reductions run on MPI_FLOAT (-T mpi_float: OSU's
+# default MPI_CHAR is no reduction type cachecomm maps, so it would pass through).
+#
 # osu_compare.sh [--mpis system,ompi5,mpich5,impi] [--np 2] [--rounds 5] [--iters 200]
 #                [--ops bcast,reduce,allreduce,allgather,barrier] [--max-size 4194304]
 #                [--peers /opt/mpi-peers] [--json FILE] [--extra "osu args"]
@@ -48,7 +53,11 @@ preload_of() {
     *) echo "$root/build/mpi-$1/src/preload/libcachecomm_mpi.so" ;;
   esac
 }
-osu_of() { echo "$peers/osu-$1/c/mpi/collective/blocking/osu_$2"; }
+osu_of() {
+  local kind=blocking
+  [[ "$2" == i* ]] && kind=non_blocking
+  echo "$peers/osu-$1/c/mpi/collective/$kind/osu_$2"
+}
 
 IFS=, read -r -a mpi_list <<<"$mpis"
 IFS=, read -r -a op_list <<<"$ops"
@@ -64,7 +73,8 @@ trap 'rm -rf "$work"' EXIT
 for round in $(seq 1 "$rounds"); do
   for mpi in "${mpi_list[@]}"; do
     for op in "${op_list[@]}"; do
-      size_args=(-m "1:$max_size"); [[ "$op" == barrier ]] && size_args=()
+      size_args=(-m "1:$max_size"); [[ "$op" == barrier || "$op" == ibarrier ]] && size_args=()
+      [[ "$op" == ireduce || "$op" == iallreduce ]] && size_args+=(-T mpi_float)
       # shellcheck disable=SC2046,SC2086
       for side in $( ((round % 2)) && echo "plain preloaded" || echo "preloaded plain"); do
         out="$work/$mpi.$op.$side.$round"
@@ -84,12 +94,20 @@ python3 - "$work" "$np" "$rounds" "$json" "$mpis" "$ops" <<'PY'
 import glob, json, os, re, socket, statistics, sys
 work, np, rounds, out, mpis, ops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5].split(","), sys.argv[6].split(",")
 cores = os.cpu_count()
-def parse(path):
-    """OSU output: '# Size  Avg Latency(us)' rows, or one latency for the barrier."""
+def parse(path, nonblocking):
+    """OSU output: '# Size  Avg Latency(us)' rows, or one latency for the barrier. Nonblocking:
+    '# Size  Overall  Compute  Pure Comm.  Overlap' rows (no size for the barrier): Pure Comm."""
     rows = {}
     for line in open(path, errors="replace"):
         fields = line.split()
-        if len(fields) >= 2 and re.fullmatch(r"\d+", fields[0]) and re.fullmatch(r"[\d.]+", fields[1]):
+        numbers = all(re.fullmatch(r"[\d.]+", f) for f in fields) and fields
+        if nonblocking and numbers and len(fields) == 5 and re.fullmatch(r"\d+", fields[0]):
+            rows[int(fields[0])] = float(fields[3])
+        elif nonblocking and numbers and len(fields) == 4:
+            rows[0] = float(fields[2])
+        elif nonblocking:
+            continue
+        elif len(fields) >= 2 and re.fullmatch(r"\d+", fields[0]) and re.fullmatch(r"[\d.]+", fields[1]):
             rows[int(fields[0])] = float(fields[1])
         elif len(fields) == 1 and re.fullmatch(r"[\d.]+", fields[0]):
             rows[0] = float(fields[0])
@@ -102,7 +120,7 @@ for mpi in mpis:
     for op in ops:
         per_side = {}
         for side in ("plain", "preloaded"):
-            runs = [parse(p) for p in sorted(glob.glob(f"{work}/{mpi}.{op}.{side}.*"))]
+            runs = [parse(p, op.startswith("i")) for p in sorted(glob.glob(f"{work}/{mpi}.{op}.{side}.*"))]
             if any(not r for r in runs):
                 failed.append(f"{mpi} osu_{op} {side}")
             per_side[side] = [r for r in runs if r]

@@ -38,6 +38,11 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::comm_split_type: return "MPI_Comm_split_type";
     case call_kind::comm_create: return "MPI_Comm_create";
     case call_kind::comm_free: return "MPI_Comm_free";
+    case call_kind::ibarrier: return "MPI_Ibarrier";
+    case call_kind::ibcast: return "MPI_Ibcast";
+    case call_kind::ireduce: return "MPI_Ireduce";
+    case call_kind::iallreduce: return "MPI_Iallreduce";
+    case call_kind::iallgather: return "MPI_Iallgather";
     case call_kind::count_: break;
   }
   return "?";
@@ -70,6 +75,9 @@ std::string_view to_string(outcome reason) {
     case outcome::one_rank: return "one-rank";
     case outcome::mpi_faster: return "mpi-faster";
     case outcome::mpi_trial: return "mpi-trial";
+    case outcome::nonblocking_setup: return "nonblocking-setup";
+    case outcome::beyond_slot: return "beyond-nonblocking-slot";
+    case outcome::thread_multiple: return "thread-multiple";
     case outcome::count_: break;
   }
   return "?";
@@ -126,8 +134,10 @@ void print_summary(const call_stats& stats, long long states_built, long long st
 
   std::string text =
       "cachecomm preload summary (" + std::to_string(size) + " ranks, calls summed over ranks)\n";
-  text += std::string("  thread level ") + thread_level_name(thread_level) +
-          ": collectives and windows served\n";
+  text +=
+      std::string("  thread level ") + thread_level_name(thread_level) +
+      ": collectives and windows served" +
+      (thread_level == MPI_THREAD_MULTIPLE ? "; nonblocking collectives passed through\n" : "\n");
   for (std::size_t kind = 0; kind < kinds; ++kind) {
     const long long* row = &total[kind * outcomes];
     long long passed = 0;

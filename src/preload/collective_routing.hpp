@@ -10,6 +10,7 @@
 #include "cachecomm/comm.hpp"
 #include "cachecomm/datatype.hpp"
 #include "preload/call_stats.hpp"
+#include "preload/nonblocking_requests.hpp"
 #include "preload/runtime.hpp"
 
 namespace cachecomm::detail::preload {
@@ -22,6 +23,9 @@ struct route {
 };
 
 inline route route_call(call_kind kind, MPI_Comm comm) {
+  // Nonblocking collectives pending on this communicator finish first (MPI orders collectives per
+  // communicator), and a channel they asked for is built here, where every rank is.
+  if (nonblocking_needs_attention()) settle_before_blocking(comm);
   route r;
   r.fast = hot_comm(kind, comm);
   if (r.fast != nullptr) return r;

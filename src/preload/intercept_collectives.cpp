@@ -106,6 +106,8 @@ extern "C" {
 
 int MPI_Barrier(MPI_Comm comm) {
   using cachecomm::detail::tuned_op;
+  if (preload::nonblocking_needs_attention() && !preload::inside_cachecomm())
+    preload::settle_before_blocking(comm);
   if (cachecomm::comm* hot = preload::hot_comm(call_kind::barrier, comm)) {
     int error = MPI_SUCCESS;
     if (mpi_wins(call_kind::barrier, "MPI_Barrier", comm, *hot, tuned_op::barrier, 0, error)) {

@@ -1,6 +1,7 @@
 // MPI_Init, MPI_Init_thread, MPI_Finalize: the preload library's life follows MPI's.
 #include <mpi.h>
 
+#include "preload/nonblocking_requests.hpp"
 #include "preload/runtime.hpp"
 
 namespace preload = cachecomm::detail::preload;
@@ -24,6 +25,8 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Finalize(void) {
+  // Operations whose requests the program freed complete before MPI goes away.
+  if (preload::nonblocking_needs_attention()) preload::drain_nonblocking();
   preload::stop();
   return PMPI_Finalize();
 }

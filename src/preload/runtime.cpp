@@ -23,6 +23,7 @@ struct runtime {
   bool summary = false;
   int thread_level = MPI_THREAD_SINGLE;
   long long warmup = 3;
+  std::size_t nonblocking_bytes = 65536;
   int keyval = MPI_KEYVAL_INVALID;
   std::array<bool, static_cast<std::size_t>(call_kind::count_)> op_enabled{};
   config settings;
@@ -149,6 +150,18 @@ call_stats& stats() {
   return rt().counters;
 }
 
+int thread_level() {
+  return rt().thread_level;
+}
+
+std::size_t nonblocking_slot_bytes() {
+  return rt().nonblocking_bytes;
+}
+
+comm_state* state_for(MPI_Comm comm) {
+  return state_of(comm);
+}
+
 void start(int provided_thread_level) {
   if (!runs_on_built_mpi()) return;  // another MPI: its handles are not ours, serve nothing
   runtime& r = rt();
@@ -160,6 +173,7 @@ void start(int provided_thread_level) {
     r.summary = read.summary;
     r.warmup = read.warmup;
     r.op_enabled = read.serve;
+    r.nonblocking_bytes = read.nonblocking_bytes;
   } catch (const std::exception& e) {
     // A bad setting must not break a program that never asked for cachecomm: pass everything
     // through.

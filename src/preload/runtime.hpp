@@ -13,8 +13,13 @@
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
 #include "preload/call_stats.hpp"
+#include "preload/nonblocking_channel.hpp"
 
 namespace cachecomm::detail::preload {
+
+/// Pending nonblocking operations plus communicators waiting for their channel
+/// (nonblocking_requests.cpp).
+extern std::atomic<int> g_nonblocking_attention;
 
 /// cachecomm state of one user communicator, cached on it as an attribute and deleted with it.
 /// Only the thread running a collective on the communicator touches it (MPI forbids concurrent
@@ -25,6 +30,21 @@ struct comm_state {
   /// lets a program free a communicator while windows made from it live on).
   std::shared_ptr<cachecomm::comm> fast;
   std::optional<outcome> unusable;  ///< why this communicator always passes through
+  /// The nonblocking collectives' shared memory (nonblocking_channel.hpp): built at the first
+  /// blocking collective after a nonblocking call asked for it (`nonblocking_wanted`). Shared: a
+  /// pending operation keeps it alive when the program frees the communicator.
+  std::shared_ptr<nonblocking_channel> nonblocking;
+  bool nonblocking_wanted = false;  ///< counted in g_nonblocking_attention while set
+  bool nonblocking_failed = false;  ///< building it failed: nonblocking calls pass through
+
+  comm_state() = default;
+  comm_state(const comm_state&) = delete;
+  comm_state& operator=(const comm_state&) = delete;
+  comm_state(comm_state&&) = delete;
+  comm_state& operator=(comm_state&&) = delete;
+  ~comm_state() {
+    if (nonblocking_wanted) g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
+  }
 };
 
 /// True while this thread runs cachecomm code: the MPI calls cachecomm makes go straight to PMPI.
@@ -76,6 +96,14 @@ void start(int provided_thread_level);
 void stop();
 
 call_stats& stats();
+
+/// The thread level MPI provided.
+[[nodiscard]] int thread_level();
+/// CACHECOMM_PRELOAD_NONBLOCKING_BYTES.
+[[nodiscard]] std::size_t nonblocking_slot_bytes();
+/// The state hung on `comm` (made now if it has none), or null when `comm` is not a valid
+/// communicator. Builds nothing and counts nothing.
+[[nodiscard]] comm_state* state_for(MPI_Comm comm);
 
 /// Whether `kind` may be served at all (library on, this operation on, thread level, initialized).
 [[nodiscard]] std::optional<outcome> globally_blocked(call_kind kind);

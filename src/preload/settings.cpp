@@ -36,6 +36,16 @@ const setting<bool> alltoall_setting{
 const setting<bool> scan_setting{
     "CACHECOMM_PRELOAD_SCAN", true,
     "Preload library: serve MPI_Scan and MPI_Exscan with cachecomm (0: pass them through)."};
+const setting<bool> nonblocking_setting{
+    "CACHECOMM_PRELOAD_NONBLOCKING", true,
+    "Preload library: serve MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce and "
+    "MPI_Iallgather with cachecomm (0: pass them through)."};
+const setting<long long> nonblocking_bytes_setting{
+    "CACHECOMM_PRELOAD_NONBLOCKING_BYTES",
+    65536,
+    "Preload library: largest message (bytes per rank) a nonblocking collective is served with; "
+    "larger ones pass through. Each communicator using them holds 4 slots of this size per rank.",
+    {.min = 64, .max = 1 << 26}};
 const setting<bool> windows_setting{
     "CACHECOMM_PRELOAD_WINDOWS", true,
     "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with "
@@ -68,6 +78,11 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::scan:
     case call_kind::exscan: return &scan_setting;
     case call_kind::win_allocate: return &windows_setting;
+    case call_kind::ibarrier:
+    case call_kind::ibcast:
+    case call_kind::ireduce:
+    case call_kind::iallreduce:
+    case call_kind::iallgather: return &nonblocking_setting;
     default: return nullptr;
   }
 }
@@ -79,6 +94,7 @@ preload_settings read_preload_settings(const config& settings) {
   result.enabled = preload_setting.read(settings);
   result.summary = summary_setting.read(settings);
   result.warmup = warmup_setting.read(settings);
+  result.nonblocking_bytes = static_cast<std::size_t>(nonblocking_bytes_setting.read(settings));
   for (std::size_t kind = 0; kind < result.serve.size(); ++kind) {
     const setting<bool>* serve = switch_of(static_cast<call_kind>(kind));
     result.serve[kind] = serve != nullptr && serve->read(settings);

@@ -10,9 +10,10 @@
 namespace cachecomm::detail::preload {
 
 struct preload_settings {
-  bool enabled = false;  ///< CACHECOMM_PRELOAD
-  bool summary = false;  ///< CACHECOMM_PRELOAD_SUMMARY
-  long long warmup = 3;  ///< CACHECOMM_PRELOAD_WARMUP
+  bool enabled = false;                   ///< CACHECOMM_PRELOAD
+  bool summary = false;                   ///< CACHECOMM_PRELOAD_SUMMARY
+  long long warmup = 3;                   ///< CACHECOMM_PRELOAD_WARMUP
+  std::size_t nonblocking_bytes = 65536;  ///< CACHECOMM_PRELOAD_NONBLOCKING_BYTES
   /// Per call kind, its CACHECOMM_PRELOAD_<kind> switch (false for kinds that have none).
   std::array<bool, static_cast<std::size_t>(call_kind::count_)> serve{};
 };

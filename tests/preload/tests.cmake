@@ -204,3 +204,35 @@ add_test(NAME online_bench_smoke.np2
 set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;preload;np2;bench"
   ENVIRONMENT "CACHECOMM_TIMEOUT=60;${preload_first}"
   PASS_REGULAR_EXPRESSION "bcast +1048576 \\|[^\n]*\n\\(first 60 calls")
+
+# Nonblocking collectives: every call x datatype x root x in-place x communicator kind, several
+# outstanding, mixed with MPI's own requests under every completion call, freed requests, a rank
+# computing between start and wait; the pipelined CG overlaps MPI_Iallreduce with its work.
+foreach(program IN ITEMS preload_nonblocking preload_pipelined_cg)
+  add_executable(${program} ${preload_dir}/${program}.c)
+  target_link_libraries(${program} PRIVATE MPI::MPI_C m)
+endforeach()
+set(preload_nonblocking_served --served MPI_Ibarrier --served MPI_Ibcast --served MPI_Ireduce
+                               --served MPI_Iallreduce --served MPI_Iallgather)
+preload_case(preload_nonblocking RANKS 1 2 3 4 8
+  ARGS ${preload_nonblocking_served} --reason MPI_Iallreduce:beyond-nonblocking-slot
+       --reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:mpi-faster --reason MPI_Ibarrier:warming-up
+       --reason MPI_Ibarrier:nonblocking-setup -- $<TARGET_FILE:preload_nonblocking>)
+# Peers finish while the rank they wait for computes: its data went in at its start.
+preload_case(preload_nonblocking.peers_early RANKS 2 4 8
+  ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Iallreduce --served MPI_Ibcast
+       --expect "peers finished while the last rank computed: yes"
+       -- $<TARGET_FILE:preload_nonblocking> peers-early)
+# Freed requests still complete (more of them than the ring: the next call needs them done).
+preload_case(preload_nonblocking.request_free RANKS 1 2 4
+  ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Ibarrier --served MPI_Iallreduce
+       --expect "freed requests: checked" -- $<TARGET_FILE:preload_nonblocking> request-free)
+preload_case(preload_nonblocking.cancel RANKS 2
+  ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Iallreduce
+       --expect "cancel refused: MPI_ERR_REQUEST" -- $<TARGET_FILE:preload_nonblocking> cancel)
+# MPI_THREAD_MULTIPLE: the nonblocking collectives pass through (and still complete).
+preload_case(preload_nonblocking.thread_multiple RANKS 2 3
+  ARGS --served MPI_Barrier --reason MPI_Iallreduce:thread-multiple
+       --reason MPI_Ibarrier:thread-multiple -- $<TARGET_FILE:preload_nonblocking> multiple)
+preload_case(preload_pipelined_cg RANKS 1 2 3 4 8
+  ARGS --served MPI_Iallreduce -- $<TARGET_FILE:preload_pipelined_cg>)

@@ -1,0 +1,90 @@
+// The shared-memory protocol of the nonblocking collectives the preload serves: one segment per
+// communicator (single node), separate from the blocking collectives' engine, so the two never
+// share a slot or a sequence number.
+//
+// Operation number s (counted per communicator, the same on every rank: MPI orders collectives per
+// communicator) uses slot s % ring of each rank. A rank contributes (copies its data into its slot,
+// writes the slot header, then publishes arrived = s) once every rank has released s - ring; it is
+// ready once the ranks whose data it needs have arrived at s; it finishes by reading their slots
+// and publishing released = s. Every step is a poll: nothing here ever waits.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cachecomm/datatype.hpp"
+#include "cachecomm/wait_policy.hpp"
+#include "shm/segment.hpp"
+
+namespace cachecomm::detail::preload {
+
+enum class nonblocking_kind : std::uint32_t { barrier = 1, bcast, reduce, allreduce, allgather };
+
+/// What one rank passed to one nonblocking collective, in cachecomm's terms.
+struct nonblocking_call {
+  nonblocking_kind kind = nonblocking_kind::barrier;
+  const void* send = nullptr;  ///< this rank's contribution (bcast: the root's buffer)
+  void* recv = nullptr;        ///< where the result goes (null where this rank gets none)
+  std::size_t bytes = 0;       ///< bytes every rank agrees on (allgather: one block)
+  std::size_t own_bytes = 0;   ///< bytes this rank contributes (allgather: may differ: erroneous)
+  std::size_t count = 0;       ///< reductions: elements
+  datatype type = datatype::byte;
+  reduce_op op = reduce_op::sum;
+  int root = 0;  ///< bcast and reduce: node rank of the root
+};
+
+class nonblocking_channel {
+ public:
+  static constexpr std::uint32_t ring = 4;
+
+  /// Collective over `node_comm` (every rank of the communicator shares this node).
+  nonblocking_channel(MPI_Comm node_comm, std::size_t slot_bytes, const wait_policy& policy);
+
+  [[nodiscard]] int rank() const { return m_rank; }
+  [[nodiscard]] int size() const { return m_size; }
+  [[nodiscard]] std::size_t slot_bytes() const { return m_slot_bytes; }
+  [[nodiscard]] const wait_policy& policy() const { return m_policy; }
+  /// The number of the next operation started on this rank.
+  [[nodiscard]] std::uint32_t next_sequence() { return ++m_started; }
+
+  /// Whether operation `sequence` may write its slot (every rank released sequence - ring).
+  [[nodiscard]] bool slot_free(std::uint32_t sequence) const;
+  /// Copies this rank's data into its slot and announces it. Only when slot_free.
+  void contribute(std::uint32_t sequence, const nonblocking_call& call);
+  /// Whether every rank whose data this rank needs has contributed.
+  [[nodiscard]] bool ready(std::uint32_t sequence, const nonblocking_call& call) const;
+  /// Reads the result and releases the slots. Only when ready, in operation order. Returns
+  /// MPI_SUCCESS, or an error class with `problem` set when the ranks' calls differ (an erroneous
+  /// program); the slots are released either way so the others go on.
+  int finish(std::uint32_t sequence, const nonblocking_call& call, std::string& problem);
+
+ private:
+  struct slot_header {
+    std::uint32_t sequence;
+    std::uint32_t info;  ///< kind << 24 | type << 16 | op << 8 | root
+    std::uint64_t bytes;
+  };
+  [[nodiscard]] std::atomic<std::uint32_t>& arrived(int rank) const;
+  [[nodiscard]] std::atomic<std::uint32_t>& released(int rank) const;
+  [[nodiscard]] slot_header& header(int rank, std::uint32_t sequence) const;
+  [[nodiscard]] std::byte* payload(int rank, std::uint32_t sequence) const;
+  [[nodiscard]] static std::uint32_t info_of(const nonblocking_call& call);
+  int check(int rank, std::uint32_t sequence, const nonblocking_call& call,
+            std::string& problem) const;
+
+  shm_segment m_segment;
+  std::byte* m_base = nullptr;  ///< m_segment's memory: the layout below is fixed, so no checks
+  int m_rank = 0;
+  int m_size = 1;
+  std::size_t m_slot_bytes = 0;
+  std::size_t m_slot_stride = 0;
+  std::size_t m_slots_offset = 0;
+  wait_policy m_policy;
+  std::uint32_t m_started = 0;
+};
+
+}  // namespace cachecomm::detail::preload

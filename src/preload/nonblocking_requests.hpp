@@ -1,0 +1,81 @@
+// The nonblocking collectives the preload serves, as MPI requests: each is a generalized request
+// (MPI_Grequest_start), so it can sit in any array next to MPI's own requests. Its operation is a
+// state machine over the communicator's nonblocking_channel that only ever polls; every MPI
+// completion call (MPI_Wait*, MPI_Test*) first advances all pending operations and completes the
+// generalized requests of those that finished, then hands the array to the system MPI.
+//
+// Progress: a rank's data goes into shared memory when it starts the operation (unless all
+// nonblocking_channel::ring slots are still in use by earlier operations), and its peers read it
+// themselves, so a rank that computes between start and wait never holds its peers up. Only an
+// operation started while the ring was full waits for its owner's next MPI call to be contributed.
+//
+// Served below MPI_THREAD_MULTIPLE only: the pending operations are process-wide.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+
+#include "preload/call_stats.hpp"
+#include "preload/nonblocking_channel.hpp"
+
+namespace cachecomm::detail::preload {
+
+/// Pending operations plus communicators waiting for their channel; zero on the hot path of every
+/// blocking collective and completion call.
+extern std::atomic<int> g_nonblocking_attention;
+[[nodiscard]] inline bool nonblocking_needs_attention() {
+  return g_nonblocking_attention.load(std::memory_order_relaxed) != 0;
+}
+/// Pending operations only: the completion calls go straight to MPI while there are none.
+extern std::atomic<int> g_nonblocking_pending;
+[[nodiscard]] inline bool nonblocking_pending() {
+  return g_nonblocking_pending.load(std::memory_order_relaxed) != 0;
+}
+
+/// Starts a served operation on `channel`: returns the generalized request in `request`.
+/// Returns MPI_SUCCESS or the error of MPI_Grequest_start.
+int start_nonblocking(call_kind kind, MPI_Comm comm,
+                      const std::shared_ptr<nonblocking_channel>& channel,
+                      const nonblocking_call& call, MPI_Request* request);
+
+/// One pass over every pending operation: contributes and finishes what it can, never waits.
+/// Returns how many finished.
+int progress_nonblocking();
+
+/// Runs progress passes until `done()` is true, backing off (spin, yield, sleep) per the
+/// communicators' wait policy: the blocking completion calls.
+template <typename Done>
+void progress_until(Done&& done);
+
+/// Before a blocking collective on `comm` (route_call): finishes the operations pending on it (MPI
+/// orders collectives per communicator; a peer may need this rank's data to leave its own wait)
+/// and builds its channel when a nonblocking call asked for one.
+void settle_before_blocking(MPI_Comm comm);
+
+/// At MPI_Finalize: finishes every pending operation (freed requests included).
+void drain_nonblocking();
+
+/// Whether `request` is a live request of a served operation (MPI_Cancel refuses those).
+[[nodiscard]] bool is_served_request(MPI_Request request);
+/// Whether `request` is a served operation that has not finished yet.
+[[nodiscard]] bool is_unfinished_served_request(MPI_Request request);
+
+/// MPI_Cancel on a served request: reports the error (a collective request cannot be cancelled)
+/// through the communicator's error handler and returns MPI_ERR_REQUEST; the operation goes on.
+int refuse_cancel(MPI_Request request);
+
+/// Backs off one step in a waiting loop (round counts the steps taken).
+void back_off(unsigned round);
+
+template <typename Done>
+void progress_until(Done&& done) {
+  for (unsigned round = 0;; ++round) {
+    progress_nonblocking();
+    if (done()) return;
+    back_off(round);
+  }
+}
+
+}  // namespace cachecomm::detail::preload
