@@ -40,6 +40,10 @@ struct coll_tuning {
   gather_algorithm gather = gather_algorithm::automatic;
   scatter_algorithm scatter = scatter_algorithm::automatic;
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;
+  // CACHECOMM_REDUCE_SCATTER / _ALLGATHERV / _GATHERV
+  reduce_scatter_algorithm reduce_scatter = reduce_scatter_algorithm::automatic;
+  allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;
+  gatherv_algorithm gatherv = gatherv_algorithm::automatic;
 };
 
 class coll_engine {
@@ -103,7 +107,28 @@ class coll_engine {
   void scan(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
             bool exclusive);
 
+  /// reduce_scatter_block (reduce_scatter_block.cpp): node rank r's output is block r of every
+  /// input combined in rank order; `output` may be `input` (its first block receives the result).
+  void reduce_scatter_block(const void* input, void* output, std::size_t count, datatype type,
+                            reduce_op op, reduce_scatter_algorithm algorithm);
+  /// allgatherv (allgatherv.cpp): `fingerprint` digests the per-rank counts (the call's
+  /// description, so ranks that disagree on them fail). `call.root` is ignored.
+  void allgatherv(const vector_call& call, std::uint64_t fingerprint,
+                  allgatherv_algorithm algorithm);
+  /// gatherv (gatherv.cpp): the root's counts travel with its first step; every rank checks its own
+  /// count against them and both sides report a disagreement after the call.
+  void gatherv(const vector_call& call, gatherv_algorithm algorithm);
+
   // The algorithms, called by their registry entries (algorithm_registry.cpp).
+  void reduce_scatter_central(const void* input, void* output, std::size_t count, datatype type,
+                              reduce_op op);
+  void reduce_scatter_single_copy(const void* input, void* output, std::size_t count, datatype type,
+                                  reduce_op op);
+  void allgatherv_central(const vector_call& call);
+  void allgatherv_single_copy(const vector_call& call);
+  /// Both gatherv algorithms: `pull_large` makes the root pull blocks larger than a slot with
+  /// cross-memory attach instead of through the data region.
+  void gatherv(const vector_call& call, bool pull_large);
   void gather_central(const void* input, void* output, std::size_t block_bytes, int root);
   void gather_single_copy(const void* input, void* output, std::size_t block_bytes, int root);
   void scatter_central(const void* input, void* output, std::size_t block_bytes, int root);
@@ -143,7 +168,10 @@ class coll_engine {
     gather = 4,
     scatter = 5,
     alltoall = 6,
-    scan = 7
+    scan = 7,
+    reduce_scatter = 8,
+    allgatherv = 9,  ///< bytes: the fingerprint of the per-rank counts
+    gatherv = 10     ///< bytes: 0 (the counts are compared in the call's first step)
   };
   struct call_description {
     std::uint32_t number = 0;      ///< calls of this engine so far, this one included (never 0)
@@ -236,6 +264,8 @@ class coll_engine {
   const cross_memory* m_cross = nullptr;  // the comm's single copy (probed once per comm)
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
   std::vector<std::byte> m_scratch;   // reduce-scatter: a non-receiver's reduced slice
+  std::vector<std::byte> m_pulled;    // single-copy reduce_scatter_block: the blocks pulled
+  std::vector<std::uint64_t> m_addresses;  // single copy: the addresses the others published
   std::uint32_t m_slot_ring = 8;
   std::uint32_t m_small_slot_ring = 64;
   std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes

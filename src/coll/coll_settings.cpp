@@ -62,6 +62,17 @@ const setting<alltoall_algorithm> alltoall_setting{
     "CACHECOMM_ALLTOALL", "auto", algorithm_setting_text("Alltoall", alltoall_registry()),
     algorithm_choices(alltoall_registry())};
 
+const setting<reduce_scatter_algorithm> reduce_scatter_setting{
+    "CACHECOMM_REDUCE_SCATTER", "auto",
+    algorithm_setting_text("Reduce_scatter_block", reduce_scatter_registry()),
+    algorithm_choices(reduce_scatter_registry())};
+const setting<allgatherv_algorithm> allgatherv_setting{
+    "CACHECOMM_ALLGATHERV", "auto", algorithm_setting_text("Allgatherv", allgatherv_registry()),
+    algorithm_choices(allgatherv_registry())};
+const setting<gatherv_algorithm> gatherv_setting{
+    "CACHECOMM_GATHERV", "auto", algorithm_setting_text("Gatherv", gatherv_registry()),
+    algorithm_choices(gatherv_registry())};
+
 }  // namespace
 
 coll_settings read_coll_settings(const config& settings) {
@@ -78,6 +89,9 @@ coll_settings read_coll_settings(const config& settings) {
   result.gather = gather_setting.read(settings);
   result.scatter = scatter_setting.read(settings);
   result.alltoall = alltoall_setting.read(settings);
+  result.reduce_scatter = reduce_scatter_setting.read(settings);
+  result.allgatherv = allgatherv_setting.read(settings);
+  result.gatherv = gatherv_setting.read(settings);
   return result;
 }
 

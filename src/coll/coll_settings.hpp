@@ -26,6 +26,10 @@ struct coll_settings {
   gather_algorithm gather = gather_algorithm::automatic;           ///< CACHECOMM_GATHER
   scatter_algorithm scatter = scatter_algorithm::automatic;        ///< CACHECOMM_SCATTER
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
+  reduce_scatter_algorithm reduce_scatter =
+      reduce_scatter_algorithm::automatic;                            ///< CACHECOMM_REDUCE_SCATTER
+  allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;  ///< CACHECOMM_ALLGATHERV
+  gatherv_algorithm gatherv = gatherv_algorithm::automatic;           ///< CACHECOMM_GATHERV
 };
 
 /// Throws invalid_argument naming the variable, its value and what it accepts.

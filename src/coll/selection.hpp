@@ -316,4 +316,50 @@ inline selection<alltoall_algorithm> select_alltoall(const selection_input& inpu
           "of the data region), each copies the blocks meant for it out"};
 }
 
+// reduce_scatter_block, allgatherv, gatherv. Single copy saves the copy into shared memory, as for
+// the block collectives above, and is taken under the same conditions (2 ranks on their own cores,
+// from 64 KiB blocks: the largest block for allgatherv, one rank's result block for
+// reduce_scatter_block). Gatherv's choice cannot depend on the sizes: only its root knows them,
+// and every rank must take the same algorithm; its two algorithms differ only for blocks larger
+// than a slot, where single copy wins at 2 ranks on their own cores as gather's does.
+inline selection<reduce_scatter_algorithm> select_reduce_scatter(
+    const selection_input& input, reduce_scatter_algorithm requested) {
+  if (requested != reduce_scatter_algorithm::automatic)
+    return {requested, "set by CACHECOMM_REDUCE_SCATTER"};
+  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_blocks_min_bytes)) {
+    return {reduce_scatter_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: each rank pulls its block of the other's "
+            "input straight from its buffer (cross-memory attach) and combines in rank order"};
+  }
+  return {reduce_scatter_algorithm::central,
+          "inputs through shared memory: each rank copies its input into its slot (or its part "
+          "of the data region), each combines its block of all inputs in rank order"};
+}
+
+inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& input,
+                                                         allgatherv_algorithm requested) {
+  if (requested != allgatherv_algorithm::automatic)
+    return {requested, "set by CACHECOMM_ALLGATHERV"};
+  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgather_min_bytes)) {
+    return {allgatherv_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: each rank pulls the others' blocks "
+            "straight from their buffers (cross-memory attach)"};
+  }
+  return {allgatherv_algorithm::central,
+          "blocks through shared memory: each rank copies its block in, all blocks out"};
+}
+
+inline selection<gatherv_algorithm> select_gatherv(const selection_input& input,
+                                                   gatherv_algorithm requested) {
+  if (requested != gatherv_algorithm::automatic) return {requested, "set by CACHECOMM_GATHERV"};
+  if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node)) {
+    return {gatherv_algorithm::single_copy,
+            "2 ranks on their own cores: blocks up to 4064 B in the slots, larger ones pulled by "
+            "the root straight from their owners' buffers (the choice cannot depend on sizes "
+            "only the root knows)"};
+  }
+  return {gatherv_algorithm::central,
+          "blocks up to 4064 B in the slots, larger ones through the data region"};
+}
+
 }  // namespace cachecomm::detail

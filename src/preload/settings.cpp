@@ -36,6 +36,15 @@ const setting<bool> alltoall_setting{
 const setting<bool> scan_setting{
     "CACHECOMM_PRELOAD_SCAN", true,
     "Preload library: serve MPI_Scan and MPI_Exscan with cachecomm (0: pass them through)."};
+const setting<bool> reduce_scatter_setting{
+    "CACHECOMM_PRELOAD_REDUCE_SCATTER", true,
+    "Preload library: serve MPI_Reduce_scatter_block with cachecomm (0: pass it through)."};
+const setting<bool> allgatherv_setting{
+    "CACHECOMM_PRELOAD_ALLGATHERV", true,
+    "Preload library: serve MPI_Allgatherv with cachecomm (0: pass it through)."};
+const setting<bool> gatherv_setting{
+    "CACHECOMM_PRELOAD_GATHERV", true,
+    "Preload library: serve MPI_Gatherv with cachecomm (0: pass it through)."};
 const setting<bool> windows_setting{
     "CACHECOMM_PRELOAD_WINDOWS", true,
     "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with "
@@ -67,6 +76,9 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::alltoall: return &alltoall_setting;
     case call_kind::scan:
     case call_kind::exscan: return &scan_setting;
+    case call_kind::reduce_scatter_block: return &reduce_scatter_setting;
+    case call_kind::allgatherv: return &allgatherv_setting;
+    case call_kind::gatherv: return &gatherv_setting;
     case call_kind::win_allocate: return &windows_setting;
     default: return nullptr;
   }

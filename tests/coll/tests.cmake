@@ -33,9 +33,9 @@ add_test(NAME bench_coll_data_contract
                  ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_data_smoke.json --suite coll)
 set_tests_properties(bench_coll_data_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_data_json)
 
-# Gather, scatter, alltoall, scan, exscan against MPI (.split: across "nodes", the system MPI's path;
+# Gather, scatter, alltoall, scan, exscan, reduce_scatter_block, allgatherv, gatherv against MPI (.split: across "nodes", the system MPI's path;
 # .small_region: many pipeline steps, single copy refused).
-cachecomm_add_mpi_test(mpi_block_collectives SOURCES coll/block_collectives_test.cpp RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
+cachecomm_add_mpi_test(mpi_block_collectives SOURCES coll/block_collectives_test.cpp coll/vector_collectives_test.cpp RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_block_collectives SOURCES coll/block_collectives_test.cpp RANKS 3 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
 cachecomm_add_mpi_test(mpi_block_collectives SOURCES coll/block_collectives_test.cpp RANKS 2 3 SUFFIX .small_region
