@@ -1,10 +1,10 @@
 // Gather, scatter, alltoall (bytes, root 0), scan and exscan (doubles, sum), reduce_scatter_block
-// (doubles, sum), allgatherv and gatherv (bytes, equal counts, root 0): every cachecomm
+// (doubles, sum), allgatherv, gatherv and scatterv (bytes, equal counts, root 0): every cachecomm
 // algorithm, the automatic choice ("auto:<concrete>") and the system MPI, interleaved in the same
 // run, in the same three modes as the other data collectives (coll_data.cpp: cold per-call, hot
 // per-call, hot back-to-back; vs_mpi compares medians less the measured per-call overhead). `bytes`
-// is one rank's block (gather, scatter, alltoall, allgatherv, gatherv), one rank's result block
-// (reduce_scatter_block) or the whole vector (scan, exscan).
+// is one rank's block (gather, scatter, alltoall, allgatherv, gatherv, scatterv), one rank's result
+// block (reduce_scatter_block) or the whole vector (scan, exscan).
 #include <mpi.h>
 
 #include <algorithm>
@@ -26,7 +26,8 @@ enum class block_op {
   exscan,
   reduce_scatter,
   allgatherv,
-  gatherv
+  gatherv,
+  scatterv
 };
 
 const char* name_of(block_op op) {
@@ -39,6 +40,7 @@ const char* name_of(block_op op) {
     case block_op::reduce_scatter: return "reduce_scatter_block";
     case block_op::allgatherv: return "allgatherv";
     case block_op::gatherv: return "gatherv";
+    case block_op::scatterv: return "scatterv";
   }
   return "?";
 }
@@ -93,7 +95,8 @@ const char* const modes_note =
     "vs_mpi "
     "as for the other data collectives (buffers hot or cold, timing per-call or back-to-back; "
     "vs_mpi divides medians less the empty operation's); bytes: one rank's block (gather, scatter, "
-    "alltoall, allgatherv, gatherv), one rank's result block (reduce_scatter_block) or the vector "
+    "alltoall, allgatherv, gatherv, scatterv), one rank's result block (reduce_scatter_block) or "
+    "the vector "
     "(scan, exscan)";
 
 void run_block_op(coll_context& context, block_op op) {
@@ -111,8 +114,8 @@ void run_block_op(coll_context& context, block_op op) {
     const std::size_t bytes = reduction ? count * 8 : requested;
     const std::size_t doubles = (bytes + 7) / 8;
     // The side that holds every rank's block is `size` blocks long.
-    const bool send_all =
-        op == block_op::scatter || op == block_op::alltoall || op == block_op::reduce_scatter;
+    const bool send_all = op == block_op::scatter || op == block_op::alltoall ||
+                          op == block_op::reduce_scatter || op == block_op::scatterv;
     const bool receive_all = op == block_op::gather || op == block_op::alltoall ||
                              op == block_op::allgatherv || op == block_op::gatherv;
     std::vector<double> send(send_all ? doubles * size : doubles, 1.0);
@@ -191,6 +194,18 @@ void run_block_op(coll_context& context, block_op op) {
                   algorithm);
         });
         chosen = explain_gatherv(c, bytes).algorithm;
+        break;
+      case block_op::scatterv:
+        candidates.push_back({"mpi", "default", [&] {
+                                MPI_Scatterv(send.data(), mpi_counts.data(),
+                                             mpi_displacements.data(), MPI_BYTE, receive.data(), n,
+                                             MPI_BYTE, 0, mpi);
+                              }});
+        add_algorithms(candidates, all_scatterv_algorithms(), [&](scatterv_algorithm algorithm) {
+          scatterv(c, send.data(), counts, displacements, receive.data(), bytes, datatype::byte, 0,
+                   algorithm);
+        });
+        chosen = explain_scatterv(c, bytes).algorithm;
         break;
       case block_op::scan:
       case block_op::exscan: {
@@ -280,6 +295,9 @@ const coll_op_registration allgatherv_registration{
 const coll_op_registration gatherv_registration{
     {"gatherv", "gatherv of equal counts to rank 0: every algorithm beside MPI_Gatherv",
      [](coll_context& context) { run_block_op(context, block_op::gatherv); }, columns}};
+const coll_op_registration scatterv_registration{
+    {"scatterv", "scatterv of equal counts from rank 0: every algorithm beside MPI_Scatterv",
+     [](coll_context& context) { run_block_op(context, block_op::scatterv); }, columns}};
 const coll_op_registration exscan_registration{
     {"exscan", "exclusive scan (double, sum) beside MPI_Exscan",
      [](coll_context& context) { run_block_op(context, block_op::exscan); }, columns}};

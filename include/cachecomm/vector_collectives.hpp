@@ -1,5 +1,5 @@
 // Collectives whose ranks contribute blocks of different sizes, and the block-wise reduce-scatter:
-// reduce_scatter_block, allgatherv, gatherv. Every rank of the communicator calls them in the same
+// reduce_scatter_block, allgatherv, gatherv, scatterv. Every rank of the communicator calls them in the same
 // order with matching arguments (as in MPI). Included by collectives.hpp.
 #pragma once
 
@@ -28,7 +28,16 @@ enum class gatherv_algorithm {
   single_copy,  ///< small blocks in the slots, larger ones pulled by the root from their owners
 };
 
+enum class scatterv_algorithm {
+  automatic,
+  central,      ///< every block in the root's slot when all fit, otherwise through the data region
+  single_copy,  ///< as central when all fit, otherwise each rank pulls its block from the root
+};
+
 [[nodiscard]] std::string_view to_string(reduce_scatter_algorithm algorithm);
+[[nodiscard]] std::string_view to_string(scatterv_algorithm algorithm);
+[[nodiscard]] scatterv_algorithm parse_scatterv_algorithm(std::string_view text);
+[[nodiscard]] const std::vector<scatterv_algorithm>& all_scatterv_algorithms();
 [[nodiscard]] std::string_view to_string(allgatherv_algorithm algorithm);
 [[nodiscard]] std::string_view to_string(gatherv_algorithm algorithm);
 [[nodiscard]] reduce_scatter_algorithm parse_reduce_scatter_algorithm(std::string_view text);
@@ -43,6 +52,8 @@ enum class gatherv_algorithm {
 [[nodiscard]] algorithm_choice explain_reduce_scatter(comm& c, std::size_t bytes);
 [[nodiscard]] algorithm_choice explain_allgatherv(comm& c, std::size_t bytes);
 [[nodiscard]] algorithm_choice explain_gatherv(comm& c, std::size_t bytes);
+/// `bytes`: the largest block (the root decides scatterv's path from it and tells the others).
+[[nodiscard]] algorithm_choice explain_scatterv(comm& c, std::size_t bytes);
 
 /// `send` holds size() blocks of `count_per_rank` elements; rank r receives block r of every
 /// rank's input, combined left to right in rank order (the bits of that fold, for any operation).
@@ -74,5 +85,16 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
 void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
              std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
              datatype type, int root, gatherv_algorithm algorithm);
+
+/// The root's counts[r] elements at send + displacements[r] land in rank r's `receive`; `send`,
+/// `counts` and `displacements` matter only on the root. A rank whose receive_count differs from
+/// the root's counts[r] receives the smaller of the two and fails after the call, naming both.
+/// `receive` may be in_place_receive on the root (its block stays where it is).
+void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
+              std::span<const std::size_t> displacements, void* receive, std::size_t receive_count,
+              datatype type, int root);
+void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
+              std::span<const std::size_t> displacements, void* receive, std::size_t receive_count,
+              datatype type, int root, scatterv_algorithm algorithm);
 
 }  // namespace cachecomm

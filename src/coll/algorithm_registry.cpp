@@ -270,6 +270,22 @@ constexpr std::array gathervs = {
                   with_single_copy},
 };
 
+constexpr std::array scattervs = {
+    scatterv_entry{
+        scatterv_algorithm::central, "central",
+        "the root's counts and, when they all fit, every block in its slot; otherwise "
+        "one chunk per rank and step through the data region",
+        [](coll_engine& engine, const vector_call& call) { engine.scatterv(call, false); }, always},
+    scatterv_entry{scatterv_algorithm::single_copy, "single-copy",
+                   "as central when every block fits in the root's slot; otherwise each rank "
+                   "pulls its block straight from the root's buffer (cross-memory attach; where "
+                   "the kernel refuses it: central)",
+                   [](coll_engine& engine, const vector_call& call) {
+                     engine.scatterv(call, engine.single_copy_available());
+                   },
+                   with_single_copy},
+};
+
 // Entry i has id i + 1 (0 is `automatic`), so a lookup is an index.
 template <typename Entry, std::size_t count>
 constexpr bool in_enum_order(const std::array<Entry, count>& table) {
@@ -282,7 +298,7 @@ static_assert(in_enum_order(broadcasts) && in_enum_order(reductions) && in_enum_
               in_enum_order(barriers));
 static_assert(in_enum_order(gathers) && in_enum_order(scatters) && in_enum_order(alltoalls));
 static_assert(in_enum_order(reduce_scatters) && in_enum_order(allgathervs) &&
-              in_enum_order(gathervs));
+              in_enum_order(gathervs) && in_enum_order(scattervs));
 
 template <typename Entry, typename Id>
 const Entry& lookup(std::span<const Entry> table, Id id, const char* collective) {
@@ -353,6 +369,12 @@ std::span<const allgatherv_entry> allgatherv_registry() {
 }
 std::span<const gatherv_entry> gatherv_registry() {
   return gathervs;
+}
+std::span<const scatterv_entry> scatterv_registry() {
+  return scattervs;
+}
+const scatterv_entry& entry_of(scatterv_algorithm id) {
+  return lookup(scatterv_registry(), id, "scatterv");
 }
 const reduce_scatter_entry& entry_of(reduce_scatter_algorithm id) {
   return lookup(reduce_scatter_registry(), id, "reduce_scatter_block");
@@ -488,6 +510,16 @@ const std::vector<reduce_scatter_algorithm>& all_reduce_scatter_algorithms() {
 const std::vector<allgatherv_algorithm>& all_allgatherv_algorithms() {
   static const std::vector<allgatherv_algorithm> all =
       detail::ids_of(detail::allgatherv_registry());
+  return all;
+}
+std::string_view to_string(scatterv_algorithm algorithm) {
+  return detail::name_of(detail::scatterv_registry(), algorithm);
+}
+scatterv_algorithm parse_scatterv_algorithm(std::string_view text) {
+  return detail::parse(detail::scatterv_registry(), text, "scatterv");
+}
+const std::vector<scatterv_algorithm>& all_scatterv_algorithms() {
+  static const std::vector<scatterv_algorithm> all = detail::ids_of(detail::scatterv_registry());
   return all;
 }
 const std::vector<gatherv_algorithm>& all_gatherv_algorithms() {

@@ -33,7 +33,7 @@ std::uint64_t& posted_bytes(padded_flag& line) {
 std::string describe_call(std::uint32_t info, std::uint64_t bytes) {
   const auto kind = info >> 16U;
   if (kind == 9) return "per-rank counts with fingerprint " + std::to_string(bytes);
-  if (kind == 10) return "its block";
+  if (kind == 10 || kind == 11) return "its block";
   std::string text = std::to_string(bytes) + " bytes";
   if (kind == 2 || kind == 7 || kind == 8) {
     const auto type = static_cast<datatype>((info >> 8U) & 0xffU);
@@ -56,6 +56,7 @@ const char* kind_name(std::uint32_t info) {
     case 8: return "reduce_scatter_block";
     case 9: return "allgatherv";
     case 10: return "gatherv";
+    case 11: return "scatterv";
     default: return "collective";
   }
 }
@@ -101,6 +102,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.reduce_scatter = settings.reduce_scatter;
   m_tuning.allgatherv = settings.allgatherv;
   m_tuning.gatherv = settings.gatherv;
+  m_tuning.scatterv = settings.scatterv;
 
   segment_layout layout;
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));

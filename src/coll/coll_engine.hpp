@@ -44,6 +44,7 @@ struct coll_tuning {
   reduce_scatter_algorithm reduce_scatter = reduce_scatter_algorithm::automatic;
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;
   gatherv_algorithm gatherv = gatherv_algorithm::automatic;
+  scatterv_algorithm scatterv = scatterv_algorithm::automatic;  // CACHECOMM_SCATTERV
 };
 
 class coll_engine {
@@ -118,6 +119,10 @@ class coll_engine {
   /// gatherv (gatherv.cpp): the root's counts travel with its first step; every rank checks its own
   /// count against them and both sides report a disagreement after the call.
   void gatherv(const vector_call& call, gatherv_algorithm algorithm);
+  /// scatterv (scatterv.cpp): the root decides the path and posts it with its counts; a rank whose
+  /// receive count differs from the root's count for it fails after the call. The root's `output`
+  /// may be null (in place).
+  void scatterv(const vector_call& call, scatterv_algorithm algorithm);
 
   // The algorithms, called by their registry entries (algorithm_registry.cpp).
   void reduce_scatter_central(const void* input, void* output, std::size_t count, datatype type,
@@ -129,6 +134,8 @@ class coll_engine {
   /// Both gatherv algorithms: `pull_large` makes the root pull blocks larger than a slot with
   /// cross-memory attach instead of through the data region.
   void gatherv(const vector_call& call, bool pull_large);
+  /// Both scatterv algorithms: `pull_large` lets the root choose the single-copy path.
+  void scatterv(const vector_call& call, bool pull_large);
   void gather_central(const void* input, void* output, std::size_t block_bytes, int root);
   void gather_single_copy(const void* input, void* output, std::size_t block_bytes, int root);
   void scatter_central(const void* input, void* output, std::size_t block_bytes, int root);
@@ -171,7 +178,8 @@ class coll_engine {
     scan = 7,
     reduce_scatter = 8,
     allgatherv = 9,  ///< bytes: the fingerprint of the per-rank counts
-    gatherv = 10     ///< bytes: 0 (the counts are compared in the call's first step)
+    gatherv = 10,    ///< bytes: 0 (the counts are compared in the call's first step)
+    scatterv = 11    ///< bytes: 0 (as gatherv)
   };
   struct call_description {
     std::uint32_t number = 0;      ///< calls of this engine so far, this one included (never 0)

@@ -73,6 +73,10 @@ const setting<gatherv_algorithm> gatherv_setting{
     "CACHECOMM_GATHERV", "auto", algorithm_setting_text("Gatherv", gatherv_registry()),
     algorithm_choices(gatherv_registry())};
 
+const setting<scatterv_algorithm> scatterv_setting{
+    "CACHECOMM_SCATTERV", "auto", algorithm_setting_text("Scatterv", scatterv_registry()),
+    algorithm_choices(scatterv_registry())};
+
 }  // namespace
 
 coll_settings read_coll_settings(const config& settings) {
@@ -92,6 +96,7 @@ coll_settings read_coll_settings(const config& settings) {
   result.reduce_scatter = reduce_scatter_setting.read(settings);
   result.allgatherv = allgatherv_setting.read(settings);
   result.gatherv = gatherv_setting.read(settings);
+  result.scatterv = scatterv_setting.read(settings);
   return result;
 }
 

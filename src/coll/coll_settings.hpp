@@ -30,6 +30,7 @@ struct coll_settings {
       reduce_scatter_algorithm::automatic;                            ///< CACHECOMM_REDUCE_SCATTER
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;  ///< CACHECOMM_ALLGATHERV
   gatherv_algorithm gatherv = gatherv_algorithm::automatic;           ///< CACHECOMM_GATHERV
+  scatterv_algorithm scatterv = scatterv_algorithm::automatic;        ///< CACHECOMM_SCATTERV
 };
 
 /// Throws invalid_argument naming the variable, its value and what it accepts.

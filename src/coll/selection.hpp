@@ -362,4 +362,18 @@ inline selection<gatherv_algorithm> select_gatherv(const selection_input& input,
           "blocks up to 4064 B in the slots, larger ones through the data region"};
 }
 
+/// Scatterv: the root decides from the largest block (its choice travels in its slot): single copy
+/// from 64 KiB at 2 ranks on their own cores, as scatter's rule.
+inline selection<scatterv_algorithm> select_scatterv(const selection_input& input,
+                                                     scatterv_algorithm requested) {
+  if (requested != scatterv_algorithm::automatic) return {requested, "set by CACHECOMM_SCATTERV"};
+  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_blocks_min_bytes)) {
+    return {scatterv_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: each rank pulls its block straight from the "
+            "root's buffer (cross-memory attach)"};
+  }
+  return {scatterv_algorithm::central,
+          "blocks in the root's slot when all fit, otherwise through the data region"};
+}
+
 }  // namespace cachecomm::detail

@@ -124,6 +124,12 @@ algorithm_choice explain_gatherv(comm& c, std::size_t bytes) {
       detail::select_gatherv(selection_for(c, engine, bytes), engine.tuning().gatherv));
 }
 
+algorithm_choice explain_scatterv(comm& c, std::size_t bytes) {
+  auto& engine = engine_of(c);
+  return explained(
+      detail::select_scatterv(selection_for(c, engine, bytes), engine.tuning().scatterv));
+}
+
 void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t count_per_rank,
                           datatype type, reduce_op op) {
   reduce_scatter_block(c, send, receive, count_per_rank, type, op,
@@ -297,6 +303,64 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
                                  is_root ? layout.offsets.data() : nullptr,
                                  root};
   engine.gatherv(call, algorithm);
+}
+
+void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
+              std::span<const std::size_t> displacements, void* receive, std::size_t receive_count,
+              datatype type, int root) {
+  scatterv(c, send, counts, displacements, receive, receive_count, type, root,
+           scatterv_algorithm::automatic);
+}
+
+void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
+              std::span<const std::size_t> displacements, void* receive, std::size_t receive_count,
+              datatype type, int root, scatterv_algorithm algorithm) {
+  constexpr const char* what = "scatterv";
+  auto& engine = engine_of(c);
+  const std::size_t element = element_size(what, type);
+  if (root < 0 || root >= c.size()) {
+    throw invalid_argument("cachecomm: scatterv: root " + std::to_string(root) +
+                           " is not a rank of the communicator (size " + std::to_string(c.size()) +
+                           ")");
+  }
+  const bool is_root = c.rank() == root;
+  const bool keep_in_place = receive == in_place_receive;
+  if (keep_in_place && !is_root) {
+    throw invalid_argument(
+        "cachecomm: scatterv: receive is in_place on a rank that is not the root");
+  }
+  byte_layout layout;
+  if (is_root) layout = layout_of(what, c, counts, displacements, element);
+  if (is_root && layout.largest != 0) check_buffer(what, "send", send);
+  const auto me = static_cast<std::size_t>(c.rank());
+  const std::size_t own =
+      keep_in_place ? layout.bytes[me] : checked_bytes(what, receive_count, element, 1);
+  if (!keep_in_place && own != 0) check_buffer(what, "receive", receive);
+  if (!c.impl().single_node()) {
+    std::vector<int> mpi_bytes;
+    std::vector<int> mpi_offsets;
+    if (is_root) {
+      mpi_bytes = mpi_counts(layout.bytes, what);
+      mpi_offsets = mpi_counts(layout.offsets, what);
+    }
+    CACHECOMM_MPI(MPI_Scatterv(send, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
+                               keep_in_place ? MPI_IN_PLACE : receive, mpi_count(own, what),
+                               MPI_BYTE, root, c.mpi_comm()));
+    return;
+  }
+  if (algorithm == scatterv_algorithm::automatic) {
+    // The root's choice is the one taken (it travels in its slot).
+    algorithm =
+        detail::select_scatterv(selection_for(c, engine, layout.largest), engine.tuning().scatterv)
+            .algorithm;
+  }
+  const detail::vector_call call{send,
+                                 own,
+                                 keep_in_place ? nullptr : receive,
+                                 is_root ? layout.bytes.data() : nullptr,
+                                 is_root ? layout.offsets.data() : nullptr,
+                                 root};
+  engine.scatterv(call, algorithm);
 }
 
 }  // namespace cachecomm

@@ -23,6 +23,7 @@ enum class call_kind {
   reduce_scatter_block,
   allgatherv,
   gatherv,
+  scatterv,
   win_allocate,
   win_fence,
   win_pscw,
@@ -81,7 +82,7 @@ enum class outcome {
          kind == call_kind::gather || kind == call_kind::scatter || kind == call_kind::alltoall ||
          kind == call_kind::scan || kind == call_kind::exscan ||
          kind == call_kind::reduce_scatter_block || kind == call_kind::allgatherv ||
-         kind == call_kind::gatherv;
+         kind == call_kind::gatherv || kind == call_kind::scatterv;
 }
 
 [[nodiscard]] std::string_view mpi_name(call_kind kind);

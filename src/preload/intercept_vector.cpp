@@ -1,13 +1,13 @@
-// MPI_Reduce_scatter_block, MPI_Allgatherv and MPI_Gatherv: served by cachecomm when it handles the
-// case, otherwise passed to PMPI with the reason counted.
+// MPI_Reduce_scatter_block, MPI_Allgatherv, MPI_Gatherv and MPI_Scatterv: served by cachecomm when
+// it handles the case, otherwise passed to PMPI with the reason counted.
 //
 // As in intercept_gather_scatter.cpp, every decision to pass through depends only on what MPI
 // requires to match on all ranks: the communicator, the root, the reduction (predefined datatype
-// and operation), and for MPI_Allgatherv the receive counts, which every rank passes. MPI_Gatherv's
-// counts are the root's alone, so an empty MPI_Gatherv is served too (every rank takes its one
-// step). Counts that disagree across ranks fail on the ranks concerned with MPI_ERR_TRUNCATE (the
-// C++ API's mismatch errors), never with wrong data. Datatypes that are not dense are packed; the
-// displacements may be negative (they are taken from the lowest one).
+// and operation), and for MPI_Allgatherv the receive counts, which every rank passes. The counts of
+// MPI_Gatherv and MPI_Scatterv are the root's alone, so empty calls are served too (every rank
+// takes its one step). Counts that disagree across ranks fail on the ranks concerned with
+// MPI_ERR_TRUNCATE (the C++ API's mismatch errors), never with wrong data. Datatypes that are not
+// dense are packed; the displacements may be negative (they are taken from the lowest one).
 #include <mpi.h>
 
 #include <algorithm>
@@ -231,6 +231,76 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       preload::unpack(packed.data() + blocks.packed[static_cast<std::size_t>(rank)],
                       static_cast<std::size_t>(recvcounts[rank]), recvtype, *received,
                       block_at(recvbuf, displs, rank, *received), comm);
+    }
+  });
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm) {
+  constexpr call_kind kind = call_kind::scatterv;
+  auto pass = [&] {
+    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm);
+  };
+  if (preload::inside_cachecomm()) return pass();
+  preload::route r = route_call(kind, comm);
+  if (r.error_code != MPI_SUCCESS) return r.error_code;
+  if (r.fast == nullptr) return pass_through(kind, r.why_not, pass);
+  if (!valid_root(*r.fast, root)) return pass_through(kind, outcome::invalid_argument, pass);
+  const int ranks = r.fast->size();
+  const bool is_root = r.fast->rank() == root;
+  const bool in_place = recvbuf == MPI_IN_PLACE;
+  if (in_place && !is_root) return pass_through(kind, outcome::invalid_argument, pass);
+  outcome why = outcome::served;
+  std::optional<preload::type_layout> sent;
+  std::optional<preload::type_layout> received;
+  if (is_root) {
+    sent = preload::layout_of(sendtype, why);
+    if (!sent) return pass_through(kind, why, pass);
+    if (sendcounts == nullptr || displs == nullptr || any_negative(sendcounts, ranks))
+      return pass_through(kind, outcome::invalid_argument, pass);
+  }
+  if (!in_place) {
+    received = preload::layout_of(recvtype, why);
+    if (!received) return pass_through(kind, why, pass);
+    if (recvcount < 0) return pass_through(kind, outcome::invalid_argument, pass);
+  }
+  return serve(kind, comm, "MPI_Scatterv", [&] {
+    const std::size_t own_bytes =
+        in_place ? 0 : static_cast<std::size_t>(recvcount) * received->size;
+    const bool unpack = !in_place && !received->dense;
+    void* receive = in_place ? cachecomm::in_place_receive : recvbuf;
+    if (unpack) {
+      std::vector<std::byte>& mine = preload::scratch(1);
+      mine.resize(own_bytes);
+      receive = mine.data();
+    }
+    if (!is_root) {
+      cachecomm::scatterv(*r.fast, nullptr, {}, {}, receive, own_bytes, cachecomm::datatype::byte,
+                          root);
+    } else {
+      // The root's blocks as bytes: in place from its buffer when dense, otherwise packed.
+      const receive_blocks blocks =
+          blocks_of(const_cast<void*>(sendbuf), sendcounts, displs, ranks, *sent);
+      const void* send = blocks.base;
+      if (!sent->dense) {
+        std::vector<std::byte>& packed = preload::scratch(0);
+        packed.resize(blocks.packed_total);
+        for (int rank = 0; rank < ranks; ++rank) {
+          preload::pack(block_at(const_cast<void*>(sendbuf), displs, rank, *sent),
+                        static_cast<std::size_t>(sendcounts[rank]), sendtype, *sent,
+                        packed.data() + blocks.packed[static_cast<std::size_t>(rank)], comm);
+        }
+        send = packed.data();
+      }
+      const std::size_t own = in_place ? blocks.bytes[static_cast<std::size_t>(root)] : own_bytes;
+      cachecomm::scatterv(*r.fast, send, blocks.bytes, blocks.offsets, receive, own,
+                          cachecomm::datatype::byte, root);
+    }
+    if (unpack) {
+      preload::unpack(preload::scratch(1).data(), static_cast<std::size_t>(recvcount), recvtype,
+                      *received, recvbuf, comm);
     }
   });
 }

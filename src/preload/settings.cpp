@@ -45,6 +45,9 @@ const setting<bool> allgatherv_setting{
 const setting<bool> gatherv_setting{
     "CACHECOMM_PRELOAD_GATHERV", true,
     "Preload library: serve MPI_Gatherv with cachecomm (0: pass it through)."};
+const setting<bool> scatterv_setting{
+    "CACHECOMM_PRELOAD_SCATTERV", true,
+    "Preload library: serve MPI_Scatterv with cachecomm (0: pass it through)."};
 const setting<bool> windows_setting{
     "CACHECOMM_PRELOAD_WINDOWS", true,
     "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with "
@@ -79,6 +82,7 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::reduce_scatter_block: return &reduce_scatter_setting;
     case call_kind::allgatherv: return &allgatherv_setting;
     case call_kind::gatherv: return &gatherv_setting;
+    case call_kind::scatterv: return &scatterv_setting;
     case call_kind::win_allocate: return &windows_setting;
     default: return nullptr;
   }

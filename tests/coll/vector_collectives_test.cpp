@@ -1,7 +1,7 @@
-// reduce_scatter_block, allgatherv and gatherv: every algorithm x type x size (x root), in place
-// and not, against the system MPI's answer computed in the same run; the rank-ordered bits of the
-// reduce-scatter; per-rank counts with zeros and gaps; counts that disagree across ranks fail with
-// a clear error on the ranks concerned instead of hanging or delivering wrong data.
+// reduce_scatter_block, allgatherv, gatherv and scatterv: every algorithm x type x size (x root),
+// in place and not, against the system MPI's answer computed in the same run; the rank-ordered bits
+// of the reduce-scatter; per-rank counts with zeros and gaps; counts that disagree across ranks
+// fail with a clear error on the ranks concerned instead of hanging or delivering wrong data.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -208,6 +208,88 @@ TEST(VectorCollectives, GathervMatchesMpi) {
           }
         }
       }
+    }
+  }
+}
+
+TEST(VectorCollectives, ScattervMatchesMpi) {
+  comm c(MPI_COMM_WORLD);
+  const auto me = static_cast<std::size_t>(c.rank());
+  for (scatterv_algorithm algorithm : algorithms_for(c, all_scatterv_algorithms())) {
+    for (std::size_t base : vector_bases) {
+      for (datatype type : vector_types) {
+        const vector_layout layout = layout_for(base, c.size());
+        const std::size_t element = size_of(type);
+        const std::size_t own = layout.counts[me];
+        std::vector<unsigned char> source(layout.total * element);
+        fill(source.data(), layout.total, type, reduce_op::sum, c.rank(), 41);
+        const std::vector<int> counts = as_int(layout.counts);
+        const std::vector<int> displacements = as_int(layout.displacements);
+        std::vector<int> roots = {0, c.size() - 1};
+        if (c.size() > 2) roots.push_back(1);  // the root that receives nothing
+        for (int root : roots) {
+          const bool is_root = c.rank() == root;
+          std::vector<unsigned char> expected(own * element + 1, 0xEE);
+          MPI_Scatterv(source.data(), counts.data(), displacements.data(), mpi_type(type),
+                       expected.data(), static_cast<int>(own), mpi_type(type), root,
+                       MPI_COMM_WORLD);
+          for (bool in_place_call : {false, true}) {
+            const bool here = in_place_call && is_root;
+            std::vector<unsigned char> got(own * element + 1, 0xEE);
+            std::vector<unsigned char> kept = source;
+            scatterv(c, is_root ? kept.data() : nullptr,
+                     is_root ? std::span<const std::size_t>(layout.counts)
+                             : std::span<const std::size_t>(),
+                     is_root ? std::span<const std::size_t>(layout.displacements)
+                             : std::span<const std::size_t>(),
+                     here ? in_place_receive : got.data(), own, type, root, algorithm);
+            const bool ok = here ? kept == source : got == expected;
+            ASSERT_TRUE(all_ranks(ok))
+                << "scatterv algorithm=" << to_string(algorithm) << " type=" << to_string(type)
+                << " base count=" << base << " root=" << root << (in_place_call ? " in-place" : "");
+          }
+        }
+      }
+    }
+  }
+}
+
+// A rank that expects another count than the root's: it fails naming both sizes and keeps the
+// smaller part; the other ranks receive their blocks, and the communicator stays usable.
+TEST(VectorCollectives, ScattervMismatchedCountFailsClearly) {
+  comm c(MPI_COMM_WORLD);
+  if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (c.topology().node_count > 1) GTEST_SKIP() << "across nodes it is the system MPI's call";
+  for (scatterv_algorithm algorithm : all_scatterv_algorithms()) {
+    for (std::size_t count : {std::size_t{4}, std::size_t{90000}}) {
+      const auto ranks = static_cast<std::size_t>(c.size());
+      std::vector<std::size_t> counts(ranks, count);
+      std::vector<std::size_t> displacements(ranks);
+      for (std::size_t r = 0; r < ranks; ++r) displacements[r] = r * count;
+      std::vector<std::int32_t> source(ranks * count);
+      for (std::size_t i = 0; i < source.size(); ++i) source[i] = static_cast<std::int32_t>(i);
+      const bool wrong = c.rank() == 1;
+      const std::size_t receiving = wrong ? count + 3 : count;
+      std::vector<std::int32_t> got(receiving, -1);
+      std::string message;
+      try {
+        scatterv(c, source.data(), counts, displacements, got.data(), receiving, datatype::int32, 0,
+                 algorithm);
+      } catch (const usage_error& e) {
+        message = e.what();
+      }
+      const bool clear = message.find("scatterv") != std::string::npos &&
+                         message.find(std::to_string(receiving * 4)) != std::string::npos &&
+                         message.find(std::to_string(count * 4)) != std::string::npos;
+      const auto me = static_cast<std::size_t>(c.rank());
+      const bool received = got[count - 1] == static_cast<std::int32_t>(me * count + count - 1);
+      EXPECT_TRUE(all_ranks(wrong ? clear && got[count] == -1 : message.empty() && received))
+          << "rank " << c.rank() << " algorithm " << to_string(algorithm) << ": '" << message
+          << "'";
+      int sum = 0;
+      const int one = 1;
+      allreduce(c, &one, &sum, 1, datatype::int32, reduce_op::sum);
+      EXPECT_EQ(sum, c.size());
     }
   }
 }

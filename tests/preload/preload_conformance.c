@@ -6,7 +6,8 @@
  * type), a duplicate, a communicator from MPI_Comm_create_group, a cartesian one, and communicators
  * made after others were freed (one type of each class). The same for the prefix reductions
  * (MPI_Scan, MPI_Exscan, MPI_Reduce_scatter_block), the block collectives (MPI_Gather, MPI_Scatter,
- * MPI_Alltoall) and the vector ones (MPI_Allgatherv, MPI_Gatherv: per-rank counts with a zero,
+ * MPI_Alltoall) and the vector ones (MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv: per-rank counts
+ * with a zero,
  * blocks in reverse rank order with gaps).
  * Every result is checked against the value computed here; rank 0 prints per communicator the
  * number of checks, of failures (with the first few described) and a hash of all results, so a
@@ -485,8 +486,9 @@ static void blocks(MPI_Comm comm, const type_info* t, int salt) {
   free(mine);
 }
 
-/* MPI_Allgatherv and MPI_Gatherv (every root class), in place and not: rank 1 sends nothing, the
- * others different counts; the blocks lie in reverse rank order with gaps, which stay untouched. */
+/* MPI_Allgatherv, MPI_Gatherv and MPI_Scatterv (every root class), in place and not: rank 1 sends
+ * nothing, the others different counts; the blocks lie in reverse rank order with gaps, which stay
+ * untouched. */
 static void vectors(MPI_Comm comm, const type_info* t, int salt) {
 #ifdef MPICH_VERSION
   if (t->klass == K_PAIR) return; /* as in blocks() */
@@ -496,10 +498,6 @@ static void vectors(MPI_Comm comm, const type_info* t, int salt) {
   MPI_Comm_size(comm, &size);
   int* sizes = calloc((size_t)size, sizeof(int));
   int* displs = calloc((size_t)size, sizeof(int));
-  const int max = counts[COUNTS - 1];
-  const size_t room = ((size_t)max * 2 + 8) * (size_t)size;
-  char* buffer = calloc(room, t->size);
-  char* mine = calloc((size_t)max * 2 + 1, t->size);
   int roots[3] = {0, size - 1, size / 2};
   for (int c = 0; c < COUNTS; ++c) {
     const int count = counts[c];
@@ -509,6 +507,9 @@ static void vectors(MPI_Comm comm, const type_info* t, int salt) {
       displs[r] = at;
       at += sizes[r] + 2;
     }
+    const size_t room = (size_t)at + 1;
+    char* buffer = calloc(room, t->size);
+    char* mine = calloc((size_t)sizes[rank] + 1, t->size);
     const int own = sizes[rank];
     for (int k = -1; k < 3; ++k) { /* k = -1: MPI_Allgatherv */
       const int root = k < 0 ? -1 : roots[k];
@@ -529,6 +530,25 @@ static void vectors(MPI_Comm comm, const type_info* t, int salt) {
                       root, comm);
           what = in_place ? "gatherv in place" : "gatherv";
         }
+        if (k >= 0) {
+          /* MPI_Scatterv from the same layout: rank r receives its block (at the root in place:
+           * the root's own block stays where it is). */
+          memset(mine, 0, (size_t)(own + 1) * t->size);
+          char* sent = calloc(room, t->size);
+          if (rank == root)
+            for (int r = 0; r < size; ++r)
+              for (int i = 0; i < sizes[r]; ++i)
+                t->set(sent + (size_t)displs[r] * t->size, i, data_of(t, r + 40, i, salt + root));
+          MPI_Scatterv(sent, sizes, displs, t->type, here ? MPI_IN_PLACE : mine, own, t->type, root,
+                       comm);
+          const char* got = here ? sent + (size_t)displs[rank] * t->size : mine;
+          for (int i = 0; i < own; ++i)
+            expect(t, got, i, data_of(t, rank + 40, i, salt + root),
+                   in_place ? "scatterv in place" : "scatterv", -1, root, count);
+          canon none = {0, 0};
+          if (!here) expect(t, mine, own, none, "scatterv (past the block)", -1, root, count);
+          free(sent);
+        }
         if (k >= 0 && rank != root) continue;
         canon zero = {0, 0};
         for (int r = 0; r < size; ++r) {
@@ -541,11 +561,11 @@ static void vectors(MPI_Comm comm, const type_info* t, int salt) {
         }
       }
     }
+    free(buffer);
+    free(mine);
   }
   free(sizes);
   free(displs);
-  free(buffer);
-  free(mine);
 }
 
 /* One type of each class (and the reduction element sizes): the other communicator kinds run

@@ -253,6 +253,9 @@ TEST(selection, vector_collectives_tables) {
     EXPECT_EQ(scattered.algorithm == reduce_scatter_algorithm::single_copy, row.single_copy)
         << "reduce_scatter_block " << row.bytes << " B at " << row.node.ranks << " ranks";
     const auto gathered = select_allgatherv(input, allgatherv_algorithm::automatic);
+    const auto scattered_v = select_scatterv(input, cachecomm::scatterv_algorithm::automatic);
+    EXPECT_EQ(scattered_v.algorithm == cachecomm::scatterv_algorithm::single_copy, row.single_copy)
+        << "scatterv " << row.bytes << " B at " << row.node.ranks << " ranks";
     EXPECT_EQ(gathered.algorithm == allgatherv_algorithm::single_copy, row.single_copy)
         << "allgatherv " << row.bytes << " B at " << row.node.ranks << " ranks";
     EXPECT_FALSE(scattered.reason.empty());
@@ -347,6 +350,10 @@ TEST(selection, every_registry_entry_has_a_unique_name_and_a_function) {
   for (const auto& entry : gatherv_registry()) {
     EXPECT_NE(entry.run, nullptr) << entry.name;
     EXPECT_EQ(cachecomm::parse_gatherv_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : scatterv_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_scatterv_algorithm(entry.name), entry.id);
   }
   for (const auto& entry : barrier_registry())
     EXPECT_EQ(cachecomm::parse_barrier_algorithm(entry.name), entry.id);
