@@ -1,6 +1,6 @@
 // Collectives whose ranks contribute blocks of different sizes, and the block-wise reduce-scatter:
-// reduce_scatter_block, allgatherv, gatherv, scatterv. Every rank of the communicator calls them in the same
-// order with matching arguments (as in MPI). Included by collectives.hpp.
+// reduce_scatter_block, allgatherv, gatherv, scatterv. Every rank of the communicator calls them in
+// the same order with matching arguments (as in MPI). Included by collectives.hpp.
 #pragma once
 
 #include <cstddef>
