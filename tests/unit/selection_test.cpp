@@ -229,8 +229,8 @@ TEST(selection, gather_scatter_alltoall_tables) {
             "set by CACHECOMM_ALLTOALL");
 }
 
-// reduce_scatter_block and allgatherv: single copy from 64 KiB blocks at 2 ranks on their own
-// cores; gatherv by the node shape alone (only its root knows the sizes).
+// allgatherv and scatterv: single copy from 64 KiB blocks at 2 ranks on their own cores;
+// reduce_scatter_block central; gatherv by the node shape alone (only its root knows the sizes).
 TEST(selection, vector_collectives_tables) {
   using cachecomm::allgatherv_algorithm;
   using cachecomm::gatherv_algorithm;
@@ -250,7 +250,7 @@ TEST(selection, vector_collectives_tables) {
   for (const auto& row : rows) {
     const selection_input input = input_of(row.bytes, row.node);
     const auto scattered = select_reduce_scatter(input, reduce_scatter_algorithm::automatic);
-    EXPECT_EQ(scattered.algorithm == reduce_scatter_algorithm::single_copy, row.single_copy)
+    EXPECT_EQ(scattered.algorithm, reduce_scatter_algorithm::central)
         << "reduce_scatter_block " << row.bytes << " B at " << row.node.ranks << " ranks";
     const auto gathered = select_allgatherv(input, allgatherv_algorithm::automatic);
     const auto scattered_v = select_scatterv(input, cachecomm::scatterv_algorithm::automatic);
