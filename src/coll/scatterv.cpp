@@ -1,8 +1,9 @@
 // Scatterv on one node. Only the root knows the counts, so it decides the call's path and posts it
 // in its 4 KiB slot with the counts, the displacements and its buffer's address: every block in
 // that slot when they all fit (one step, the root posts and leaves), or one chunk per rank and
-// step through the data region (central), or each rank pulls its block from the root's buffer in
-// that first step (single copy; the root waits for its readers). A rank whose receive count differs
+// step through the data region (central), or, when the largest block has 64 KiB or more, each rank
+// pulls its block from the root's buffer in that first step (single copy; the root waits for its
+// readers). A rank whose receive count differs
 // from the root's count for it takes the smaller of the two and fails after the call, naming both
 // (MPI reports a truncation on the receiver too); the other ranks are not affected.
 #include <algorithm>
@@ -77,8 +78,12 @@ void coll_engine::scatterv(const vector_call& call, bool pull_large) {
       largest = std::max(largest, call.bytes[r]);
       if (r != me) total += call.bytes[r];
     }
-    if (total > slot_payload - header)
-      path = pull_large ? scatterv_path::pull : scatterv_path::region;
+    // Pulling costs a system call per rank, more than the copy it saves for small blocks (2
+    // ranks, 4 KiB: 2.6 us against 0.6 through the region).
+    constexpr std::size_t pull_min_bytes = 64U << 10;
+    if (total > slot_payload - header) {
+      path = pull_large && largest >= pull_min_bytes ? scatterv_path::pull : scatterv_path::region;
+    }
     std::byte* slot = slot_data(m_rank, step, slot_payload);
     put_word(slot, 0, largest);
     put_word(slot, 1, static_cast<std::uint64_t>(path));

@@ -35,6 +35,8 @@ inline constexpr std::size_t system_allgather_min_bytes = 1U << 20;
 /// their own cores).
 inline constexpr std::size_t single_copy_gather_min_bytes = 128U << 10;
 inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
+/// Single-copy allgatherv from this largest block (2 ranks per node on their own cores).
+inline constexpr std::size_t single_copy_allgatherv_min_bytes = 1U << 20;
 /// Oversubscribed rooted reduce through slots up to this size.
 inline constexpr std::size_t oversubscribed_slot_reduce_max_bytes = 128U << 10;
 }  // namespace thresholds
@@ -316,11 +318,14 @@ inline selection<alltoall_algorithm> select_alltoall(const selection_input& inpu
           "of the data region), each copies the blocks meant for it out"};
 }
 
-// reduce_scatter_block, allgatherv, gatherv. Allgatherv takes single copy under allgather's
-// conditions (2 ranks on their own cores, from a 64 KiB largest block). Gatherv's choice cannot
-// depend on the sizes: only its root knows them, and every rank must take the same algorithm; its
-// single copy pulls only blocks from 64 KiB (gatherv.cpp), where it ties central or wins at 2 ranks
-// on their own cores. Reduce_scatter_block stays central: its single copy pulls into a private
+// reduce_scatter_block, allgatherv, gatherv, measured at 2 ranks (cachecomm-bench coll, a loaded
+// 2-core AMD EPYC VM, 2 runs, ratio to Open MPI 4.1 in the same run, hot / cold). Allgatherv:
+// single copy from a 1 MiB largest block, where central was slower than Open MPI with hot buffers
+// (1.06-1.37 / 0.25-0.29) and single copy not (0.99-1.00 / 0.38-0.44); at 64 KiB central wins
+// (0.84-0.87 / 0.38-0.41 against 0.86-0.88 / 0.91-1.05). Gatherv: central at every size (its
+// choice cannot depend on the sizes: only its root knows them); central beat single copy at 64 KiB
+// (0.88 / 0.81 against 0.96 / 0.94) and 1 MiB (0.44-0.74 / 0.50-0.76 against 0.68-0.92 /
+// 0.97-1.02). Reduce_scatter_block stays central: its single copy pulls into a private
 // buffer and folds from there, which saves the streaming copy into the region but pays a system
 // call per chunk and peer; measured at 2 ranks (cachecomm-bench coll, a loaded 2-core AMD EPYC VM,
 // hot / cold, us): 64 KiB blocks 10.3 / 18.8 against central's 10.9 / 11.0, 1 MiB 222 / 345
@@ -339,7 +344,7 @@ inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& 
                                                          allgatherv_algorithm requested) {
   if (requested != allgatherv_algorithm::automatic)
     return {requested, "set by CACHECOMM_ALLGATHERV"};
-  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgather_min_bytes)) {
+  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgatherv_min_bytes)) {
     return {allgatherv_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: each rank pulls the others' blocks "
             "straight from their buffers (cross-memory attach)"};
@@ -351,14 +356,11 @@ inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& 
 inline selection<gatherv_algorithm> select_gatherv(const selection_input& input,
                                                    gatherv_algorithm requested) {
   if (requested != gatherv_algorithm::automatic) return {requested, "set by CACHECOMM_GATHERV"};
-  if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node)) {
-    return {gatherv_algorithm::single_copy,
-            "2 ranks on their own cores: blocks up to 4064 B in the slots, from 64 KiB pulled by "
-            "the root straight from their owners' buffers, the others through the data region "
-            "(the choice cannot depend on sizes only the root knows)"};
-  }
+  (void)input;
   return {gatherv_algorithm::central,
-          "blocks up to 4064 B in the slots, larger ones through the data region"};
+          "blocks up to 4064 B in the slots, larger ones through the data region (faster than "
+          "single copy at every size measured; the choice cannot depend on sizes only the root "
+          "knows)"};
 }
 
 /// Scatterv: the root decides from the largest block (its choice travels in its slot): single copy

@@ -229,8 +229,8 @@ TEST(selection, gather_scatter_alltoall_tables) {
             "set by CACHECOMM_ALLTOALL");
 }
 
-// allgatherv and scatterv: single copy from 64 KiB blocks at 2 ranks on their own cores;
-// reduce_scatter_block central; gatherv by the node shape alone (only its root knows the sizes).
+// scatterv: single copy from 64 KiB blocks at 2 ranks on their own cores, allgatherv from 1 MiB;
+// reduce_scatter_block and gatherv central.
 TEST(selection, vector_collectives_tables) {
   using cachecomm::allgatherv_algorithm;
   using cachecomm::gatherv_algorithm;
@@ -252,18 +252,18 @@ TEST(selection, vector_collectives_tables) {
     const auto scattered = select_reduce_scatter(input, reduce_scatter_algorithm::automatic);
     EXPECT_EQ(scattered.algorithm, reduce_scatter_algorithm::central)
         << "reduce_scatter_block " << row.bytes << " B at " << row.node.ranks << " ranks";
-    const auto gathered = select_allgatherv(input, allgatherv_algorithm::automatic);
     const auto scattered_v = select_scatterv(input, cachecomm::scatterv_algorithm::automatic);
     EXPECT_EQ(scattered_v.algorithm == cachecomm::scatterv_algorithm::single_copy, row.single_copy)
         << "scatterv " << row.bytes << " B at " << row.node.ranks << " ranks";
-    EXPECT_EQ(gathered.algorithm == allgatherv_algorithm::single_copy, row.single_copy)
-        << "allgatherv " << row.bytes << " B at " << row.node.ranks << " ranks";
     EXPECT_FALSE(scattered.reason.empty());
-    EXPECT_FALSE(gathered.reason.empty());
   }
+  EXPECT_EQ(select_allgatherv(input_of(MiB - 1, pair), allgatherv_algorithm::automatic).algorithm,
+            allgatherv_algorithm::central);
+  EXPECT_EQ(select_allgatherv(input_of(MiB, pair), allgatherv_algorithm::automatic).algorithm,
+            allgatherv_algorithm::single_copy);
   for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, 4 * MiB}) {
     EXPECT_EQ(select_gatherv(input_of(bytes, pair), gatherv_algorithm::automatic).algorithm,
-              gatherv_algorithm::single_copy);
+              gatherv_algorithm::central);
     EXPECT_EQ(select_gatherv(input_of(bytes, three), gatherv_algorithm::automatic).algorithm,
               gatherv_algorithm::central);
     EXPECT_EQ(
