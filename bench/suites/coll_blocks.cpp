@@ -91,7 +91,8 @@ void add_algorithms(std::vector<candidate>& candidates, const std::vector<Algori
 }
 
 const char* const modes_note =
-    "gather, scatter, alltoall, scan, exscan: the modes, overhead_us, corrected_median_us and "
+    "gather, scatter, alltoall, scan, exscan, reduce_scatter_block, allgatherv, gatherv, scatterv: "
+    "the modes, overhead_us, corrected_median_us and "
     "vs_mpi "
     "as for the other data collectives (buffers hot or cold, timing per-call or back-to-back; "
     "vs_mpi divides medians less the empty operation's); bytes: one rank's block (gather, scatter, "

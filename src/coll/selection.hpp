@@ -319,13 +319,14 @@ inline selection<alltoall_algorithm> select_alltoall(const selection_input& inpu
 }
 
 // reduce_scatter_block, allgatherv, gatherv, measured at 2 ranks (cachecomm-bench coll, a loaded
-// 2-core AMD EPYC VM, 2 runs, ratio to Open MPI 4.1 in the same run, hot / cold). Allgatherv:
+// 2-core AMD EPYC VM, 3 sessions, ratio to Open MPI 4.1 in the same run, hot / cold). Allgatherv:
 // single copy from a 1 MiB largest block, where central was slower than Open MPI with hot buffers
-// (1.06-1.37 / 0.25-0.29) and single copy not (0.99-1.00 / 0.38-0.44); at 64 KiB central wins
-// (0.84-0.87 / 0.38-0.41 against 0.86-0.88 / 0.91-1.05). Gatherv: central at every size (its
-// choice cannot depend on the sizes: only its root knows them); central beat single copy at 64 KiB
-// (0.88 / 0.81 against 0.96 / 0.94) and 1 MiB (0.44-0.74 / 0.50-0.76 against 0.68-0.92 /
-// 0.97-1.02). Reduce_scatter_block stays central: its single copy pulls into a private
+// (1.06-1.76 / 0.25-0.64) and single copy not (0.99-1.18 / 0.38-0.77); at 64 KiB the two trade
+// places from run to run with hot buffers (central 0.84-1.14, single copy 0.86-0.89) and central
+// wins with cold ones (0.38-0.55 against 0.91-1.05), so central stays below 1 MiB. Gatherv: central
+// at every size (its choice cannot depend on the sizes: only its root knows them); central beat
+// single copy at 64 KiB (0.88 / 0.81 against 0.96 / 0.94) and 1 MiB (0.44-0.74 / 0.50-0.76 against
+// 0.68-0.92 / 0.97-1.02). Reduce_scatter_block stays central: its single copy pulls into a private
 // buffer and folds from there, which saves the streaming copy into the region but pays a system
 // call per chunk and peer; measured at 2 ranks (cachecomm-bench coll, a loaded 2-core AMD EPYC VM,
 // hot / cold, us): 64 KiB blocks 10.3 / 18.8 against central's 10.9 / 11.0, 1 MiB 222 / 345
