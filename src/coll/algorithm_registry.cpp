@@ -262,8 +262,9 @@ constexpr std::array gathervs = {
                   [](coll_engine& engine, const vector_call& call) { engine.gatherv(call, false); },
                   always},
     gatherv_entry{gatherv_algorithm::single_copy, "single-copy",
-                  "as central, but the root pulls every block larger than a slot straight from "
-                  "its owner's buffer (cross-memory attach; where the kernel refuses it: central)",
+                  "every rank's count and a block of up to 4064 B in its slot (it posts and "
+                  "leaves), larger blocks pulled by the root straight from their owners' buffers "
+                  "(cross-memory attach; where the kernel refuses it: central)",
                   [](coll_engine& engine, const vector_call& call) {
                     engine.gatherv(call, engine.single_copy_available());
                   },

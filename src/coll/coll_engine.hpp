@@ -116,8 +116,8 @@ class coll_engine {
   /// description, so ranks that disagree on them fail). `call.root` is ignored.
   void allgatherv(const vector_call& call, std::uint64_t fingerprint,
                   allgatherv_algorithm algorithm);
-  /// gatherv (gatherv.cpp): the root's counts travel with its first step; every rank checks its own
-  /// count against them and both sides report a disagreement after the call.
+  /// gatherv (gatherv.cpp): every rank's count travels with its first step and the root checks it;
+  /// central also sends the root's counts to every rank, so both sides report a disagreement.
   void gatherv(const vector_call& call, gatherv_algorithm algorithm);
   /// scatterv (scatterv.cpp): the root decides the path and posts it with its counts; a rank whose
   /// receive count differs from the root's count for it fails after the call. The root's `output`
@@ -131,9 +131,10 @@ class coll_engine {
                                   reduce_op op);
   void allgatherv_central(const vector_call& call);
   void allgatherv_single_copy(const vector_call& call);
-  /// Both gatherv algorithms: `pull_large` makes the root pull blocks larger than a slot with
-  /// cross-memory attach instead of through the data region.
-  void gatherv(const vector_call& call, bool pull_large);
+  /// Both gatherv algorithms: with `single_copy` the root pulls blocks larger than a slot with
+  /// cross-memory attach (and posts no counts: the others post and leave) instead of taking them
+  /// through the data region.
+  void gatherv(const vector_call& call, bool single_copy);
   /// Both scatterv algorithms: `pull_large` lets the root choose the single-copy path.
   void scatterv(const vector_call& call, bool pull_large);
   void gather_central(const void* input, void* output, std::size_t block_bytes, int root);
