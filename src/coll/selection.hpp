@@ -323,14 +323,17 @@ inline selection<alltoall_algorithm> select_alltoall(const selection_input& inpu
 // single copy from a 1 MiB largest block, where central was slower than Open MPI with hot buffers
 // (1.06-1.76 / 0.25-0.64) and single copy not (0.99-1.18 / 0.38-0.77); at 64 KiB the two trade
 // places from run to run with hot buffers (central 0.84-1.14, single copy 0.86-0.89) and central
-// wins with cold ones (0.38-0.55 against 0.91-1.05), so central stays below 1 MiB. Gatherv: central
-// at every size (its choice cannot depend on the sizes: only its root knows them); central beat
-// single copy at 64 KiB (0.88 / 0.81 against 0.96 / 0.94) and 1 MiB (0.44-0.74 / 0.50-0.76 against
-// 0.68-0.92 / 0.97-1.02). Reduce_scatter_block stays central: its single copy pulls into a private
-// buffer and folds from there, which saves the streaming copy into the region but pays a system
-// call per chunk and peer; measured at 2 ranks (cachecomm-bench coll, a loaded 2-core AMD EPYC VM,
-// hot / cold, us): 64 KiB blocks 10.3 / 18.8 against central's 10.9 / 11.0, 1 MiB 222 / 345
-// against 196 / 212.
+// wins with cold ones (0.38-0.55 against 0.91-1.05), so central stays below 1 MiB. Gatherv's
+// choice cannot depend on the sizes (only its root knows them). Single copy lets a rank whose block
+// fits in its slot post and leave (as in gather): OSU's osu_gatherv, which averages over ranks,
+// took 0.19-0.22 us preloaded with it at 1-64 B against 0.30-0.55 with central and 0.20-0.40
+// plain. Central's region path was faster for cold blocks from 4 KiB (per call, 4 KiB 0.21 of Open
+// MPI against 0.73; 1 MiB 0.34-0.79 against 0.96-1.10), single copy for hot ones from 64 KiB in one
+// session (0.96 against 1.28): the small calls decide. Reduce_scatter_block stays central: its
+// single copy pulls into a private buffer and folds from there, which saves the streaming copy into
+// the region but pays a system call per chunk and peer; measured at 2 ranks (cachecomm-bench coll,
+// a loaded 2-core AMD EPYC VM, hot / cold, us): 64 KiB blocks 10.3 / 18.8 against central's 10.9
+// / 11.0, 1 MiB 222 / 345 against 196 / 212.
 inline selection<reduce_scatter_algorithm> select_reduce_scatter(
     const selection_input& input, reduce_scatter_algorithm requested) {
   if (requested != reduce_scatter_algorithm::automatic)
@@ -357,11 +360,14 @@ inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& 
 inline selection<gatherv_algorithm> select_gatherv(const selection_input& input,
                                                    gatherv_algorithm requested) {
   if (requested != gatherv_algorithm::automatic) return {requested, "set by CACHECOMM_GATHERV"};
-  (void)input;
+  if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node)) {
+    return {gatherv_algorithm::single_copy,
+            "2 ranks on their own cores: a block up to 4064 B in its owner's slot (it posts and "
+            "leaves), larger ones pulled by the root from their owners' buffers (the choice "
+            "cannot depend on sizes only the root knows)"};
+  }
   return {gatherv_algorithm::central,
-          "blocks up to 4064 B in the slots, larger ones through the data region (faster than "
-          "single copy at every size measured; the choice cannot depend on sizes only the root "
-          "knows)"};
+          "blocks up to 4064 B in the slots, larger ones through the data region"};
 }
 
 /// Scatterv: the root decides from the largest block (its choice travels in its slot): single copy
