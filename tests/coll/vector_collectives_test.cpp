@@ -132,6 +132,12 @@ std::vector<int> as_int(const std::vector<std::size_t>& values) {
 }
 
 const std::vector<std::size_t> vector_bases = {1, 100, 2000, 40000, 300000};
+
+/// The largest blocks in bytes only, and with one root: enough for the many-step paths, and the
+/// 8-rank oversubscribed run stays short.
+bool wanted(std::size_t base, datatype type) {
+  return base < 300000 || type == datatype::byte;
+}
 const std::vector<datatype> vector_types = {datatype::byte, datatype::float64,
                                             datatype::complex128};
 
@@ -141,6 +147,7 @@ TEST(VectorCollectives, AllgathervMatchesMpi) {
   for (allgatherv_algorithm algorithm : algorithms_for(c, all_allgatherv_algorithms())) {
     for (std::size_t base : vector_bases) {
       for (datatype type : vector_types) {
+        if (!wanted(base, type)) continue;
         const vector_layout layout = layout_for(base, c.size());
         const std::size_t element = size_of(type);
         const std::size_t own = layout.counts[me];
@@ -174,6 +181,7 @@ TEST(VectorCollectives, GathervMatchesMpi) {
   for (gatherv_algorithm algorithm : algorithms_for(c, all_gatherv_algorithms())) {
     for (std::size_t base : vector_bases) {
       for (datatype type : vector_types) {
+        if (!wanted(base, type)) continue;
         const vector_layout layout = layout_for(base, c.size());
         const std::size_t element = size_of(type);
         const std::size_t own = layout.counts[me];
@@ -183,6 +191,7 @@ TEST(VectorCollectives, GathervMatchesMpi) {
         const std::vector<int> displacements = as_int(layout.displacements);
         std::vector<int> roots = {0, c.size() - 1};
         if (c.size() > 2) roots.push_back(1);  // the root that contributes nothing
+        if (base >= 40000) roots.resize(1);
         for (int root : roots) {
           const bool is_root = c.rank() == root;
           std::vector<unsigned char> expected(layout.total * element, 0xEE);
@@ -218,6 +227,7 @@ TEST(VectorCollectives, ScattervMatchesMpi) {
   for (scatterv_algorithm algorithm : algorithms_for(c, all_scatterv_algorithms())) {
     for (std::size_t base : vector_bases) {
       for (datatype type : vector_types) {
+        if (!wanted(base, type)) continue;
         const vector_layout layout = layout_for(base, c.size());
         const std::size_t element = size_of(type);
         const std::size_t own = layout.counts[me];
@@ -227,6 +237,7 @@ TEST(VectorCollectives, ScattervMatchesMpi) {
         const std::vector<int> displacements = as_int(layout.displacements);
         std::vector<int> roots = {0, c.size() - 1};
         if (c.size() > 2) roots.push_back(1);  // the root that receives nothing
+        if (base >= 40000) roots.resize(1);
         for (int root : roots) {
           const bool is_root = c.rank() == root;
           std::vector<unsigned char> expected(own * element + 1, 0xEE);
@@ -319,7 +330,9 @@ TEST(VectorCollectives, GathervMismatchedCountFailsClearly) {
         message = e.what();
       }
       // Single copy: a rank whose block fits in its slot leaves at once; the root reports.
-      const bool involved = c.rank() == 0 || (wrong && algorithm == gatherv_algorithm::central);
+      const bool involved =
+          c.rank() == 0 ||
+          (wrong && (algorithm == gatherv_algorithm::central || !single_copy_available(c)));
       const bool clear = message.find("gatherv") != std::string::npos &&
                          message.find(std::to_string(sending * 4)) != std::string::npos &&
                          message.find(std::to_string(count * 4)) != std::string::npos;
