@@ -63,8 +63,19 @@ struct byte_layout {
   std::size_t largest = 0;
 };
 
-byte_layout layout_of(const char* what, const comm& c, std::span<const std::size_t> counts,
-                      std::span<const std::size_t> displacements, std::size_t element) {
+/// This thread's layout, refilled by every call (its vectors keep their capacity: a small call
+/// allocates nothing). Empty until fill_layout.
+byte_layout& reusable_layout() {
+  thread_local byte_layout layout;
+  layout.bytes.clear();
+  layout.offsets.clear();
+  layout.largest = 0;
+  return layout;
+}
+
+void fill_layout(byte_layout& layout, const char* what, const comm& c,
+                 std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
+                 std::size_t element) {
   const auto ranks = static_cast<std::size_t>(c.size());
   if (counts.size() != ranks || displacements.size() != ranks) {
     throw invalid_argument(
@@ -72,7 +83,6 @@ byte_layout layout_of(const char* what, const comm& c, std::span<const std::size
         std::to_string(displacements.size()) + " displacements for a communicator of " +
         std::to_string(ranks) + " ranks (one each per rank)");
   }
-  byte_layout layout;
   layout.bytes.resize(ranks);
   layout.offsets.resize(ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
@@ -80,7 +90,6 @@ byte_layout layout_of(const char* what, const comm& c, std::span<const std::size
     layout.offsets[r] = checked_bytes(what, displacements[r], element, 1);
     layout.largest = std::max(layout.largest, layout.bytes[r]);
   }
-  return layout;
 }
 
 /// The description allgatherv's ranks compare: FNV-1a over every rank's byte count.
@@ -191,7 +200,8 @@ void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive
   constexpr const char* what = "allgatherv";
   auto& engine = engine_of(c);
   const std::size_t element = element_size(what, type);
-  byte_layout layout = layout_of(what, c, counts, displacements, element);
+  byte_layout& layout = reusable_layout();
+  fill_layout(layout, what, c, counts, displacements, element);
   const auto me = static_cast<std::size_t>(c.rank());
   if (layout.largest == 0 && (send == in_place || send_count == 0)) return;
   check_buffer(what, "receive", receive);
@@ -270,8 +280,8 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
   if (send == in_place && !is_root) {
     throw invalid_argument("cachecomm: gatherv: send is in_place on a rank that is not the root");
   }
-  byte_layout layout;
-  if (is_root) layout = layout_of(what, c, counts, displacements, element);
+  byte_layout& layout = reusable_layout();
+  if (is_root) fill_layout(layout, what, c, counts, displacements, element);
   auto* out = static_cast<std::byte*>(receive);
   if (is_root && layout.largest != 0) check_buffer(what, "receive", receive);
   const std::size_t own = send == in_place ? layout.bytes[static_cast<std::size_t>(root)]
@@ -329,8 +339,8 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
     throw invalid_argument(
         "cachecomm: scatterv: receive is in_place on a rank that is not the root");
   }
-  byte_layout layout;
-  if (is_root) layout = layout_of(what, c, counts, displacements, element);
+  byte_layout& layout = reusable_layout();
+  if (is_root) fill_layout(layout, what, c, counts, displacements, element);
   if (is_root && layout.largest != 0) check_buffer(what, "send", send);
   const auto me = static_cast<std::size_t>(c.rank());
   const std::size_t own =

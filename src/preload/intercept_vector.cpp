@@ -39,9 +39,10 @@ struct receive_blocks {
   std::size_t packed_total = 0;
 };
 
-receive_blocks blocks_of(void* recvbuf, const int* recvcounts, const int* displs, int ranks,
-                         const preload::type_layout& layout) {
-  receive_blocks blocks;
+/// This thread's blocks of the call (refilled by every call, so a small call allocates nothing).
+const receive_blocks& blocks_of(void* recvbuf, const int* recvcounts, const int* displs, int ranks,
+                                const preload::type_layout& layout) {
+  thread_local receive_blocks blocks;
   const auto count = static_cast<std::size_t>(ranks);
   const int lowest = *std::min_element(displs, displs + ranks);
   blocks.base =
@@ -49,6 +50,7 @@ receive_blocks blocks_of(void* recvbuf, const int* recvcounts, const int* displs
   blocks.bytes.resize(count);
   blocks.offsets.resize(count);
   blocks.packed.resize(count);
+  blocks.packed_total = 0;
   for (std::size_t r = 0; r < count; ++r) {
     blocks.bytes[r] = static_cast<std::size_t>(recvcounts[r]) * layout.size;
     blocks.packed[r] = blocks.packed_total;
@@ -125,7 +127,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return pass_through(kind, outcome::empty, pass);
   return serve(kind, comm, "MPI_Allgatherv", [&] {
     const int me = r.fast->rank();
-    const receive_blocks blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);
+    const receive_blocks& blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);
     std::size_t own_bytes = blocks.bytes[static_cast<std::size_t>(me)];
     const void* send = cachecomm::in_place;
     if (!in_place) {
@@ -211,7 +213,7 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                          root);
       return;
     }
-    const receive_blocks blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);
+    const receive_blocks& blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);
     if (received->dense) {
       cachecomm::gatherv(*r.fast, send, own_bytes, blocks.base, blocks.bytes, blocks.offsets,
                          cachecomm::datatype::byte, root);
@@ -281,7 +283,7 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
                           root);
     } else {
       // The root's blocks as bytes: in place from its buffer when dense, otherwise packed.
-      const receive_blocks blocks =
+      const receive_blocks& blocks =
           blocks_of(const_cast<void*>(sendbuf), sendcounts, displs, ranks, *sent);
       const void* send = blocks.base;
       if (!sent->dense) {
