@@ -35,8 +35,6 @@ inline constexpr std::size_t system_allgather_min_bytes = 1U << 20;
 /// their own cores).
 inline constexpr std::size_t single_copy_gather_min_bytes = 128U << 10;
 inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
-/// Single-copy allgatherv from this largest block (2 ranks per node on their own cores).
-inline constexpr std::size_t single_copy_allgatherv_min_bytes = 1U << 20;
 /// Oversubscribed rooted reduce through slots up to this size.
 inline constexpr std::size_t oversubscribed_slot_reduce_max_bytes = 128U << 10;
 }  // namespace thresholds
@@ -319,11 +317,11 @@ inline selection<alltoall_algorithm> select_alltoall(const selection_input& inpu
 }
 
 // reduce_scatter_block, allgatherv, gatherv, measured at 2 ranks (cachecomm-bench coll, a loaded
-// 2-core AMD EPYC VM, 3 sessions, ratio to Open MPI 4.1 in the same run, hot / cold). Allgatherv:
-// single copy from a 1 MiB largest block, where central was slower than Open MPI with hot buffers
-// (1.06-1.76 / 0.25-0.64) and single copy not (0.99-1.18 / 0.38-0.77); at 64 KiB the two trade
-// places from run to run with hot buffers (central 0.84-1.14, single copy 0.86-0.89) and central
-// wins with cold ones (0.38-0.55 against 0.91-1.05), so central stays below 1 MiB. Gatherv's
+// 2-core AMD EPYC VM, 4 sessions, ratio to Open MPI 4.1 in the same run, hot / cold). Allgatherv:
+// single copy from a 64 KiB largest block (allgather's rule): there central was slower than Open
+// MPI with hot buffers in 2 of 4 sessions (0.84-1.15 / 0.38-1.02) and single copy in none
+// (0.86-0.94 / 0.91-1.05); at 1 MiB central 1.06-1.76 / 0.25-1.19, single copy 0.85-1.18 /
+// 0.38-0.88; at 4 KiB central 0.13-0.20, single copy 0.21-0.75. Gatherv's
 // choice cannot depend on the sizes (only its root knows them). Single copy lets a rank whose block
 // fits in its slot post and leave (as in gather): OSU's osu_gatherv, which averages over ranks,
 // took 0.19-0.22 us preloaded with it at 1-64 B against 0.30-0.55 with central and 0.20-0.40
@@ -348,7 +346,7 @@ inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& 
                                                          allgatherv_algorithm requested) {
   if (requested != allgatherv_algorithm::automatic)
     return {requested, "set by CACHECOMM_ALLGATHERV"};
-  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgatherv_min_bytes)) {
+  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgather_min_bytes)) {
     return {allgatherv_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: each rank pulls the others' blocks "
             "straight from their buffers (cross-memory attach)"};

@@ -229,7 +229,7 @@ TEST(selection, gather_scatter_alltoall_tables) {
             "set by CACHECOMM_ALLTOALL");
 }
 
-// scatterv: single copy from 64 KiB blocks at 2 ranks on their own cores, allgatherv from 1 MiB;
+// scatterv and allgatherv: single copy from 64 KiB blocks at 2 ranks on their own cores;
 // reduce_scatter_block central; gatherv by the node shape alone (only its root knows the sizes).
 TEST(selection, vector_collectives_tables) {
   using cachecomm::allgatherv_algorithm;
@@ -257,10 +257,13 @@ TEST(selection, vector_collectives_tables) {
         << "scatterv " << row.bytes << " B at " << row.node.ranks << " ranks";
     EXPECT_FALSE(scattered.reason.empty());
   }
-  EXPECT_EQ(select_allgatherv(input_of(MiB - 1, pair), allgatherv_algorithm::automatic).algorithm,
-            allgatherv_algorithm::central);
-  EXPECT_EQ(select_allgatherv(input_of(MiB, pair), allgatherv_algorithm::automatic).algorithm,
+  EXPECT_EQ(
+      select_allgatherv(input_of(64 * KiB - 1, pair), allgatherv_algorithm::automatic).algorithm,
+      allgatherv_algorithm::central);
+  EXPECT_EQ(select_allgatherv(input_of(64 * KiB, pair), allgatherv_algorithm::automatic).algorithm,
             allgatherv_algorithm::single_copy);
+  EXPECT_EQ(select_allgatherv(input_of(MiB, three), allgatherv_algorithm::automatic).algorithm,
+            allgatherv_algorithm::central);
   for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, 4 * MiB}) {
     EXPECT_EQ(select_gatherv(input_of(bytes, pair), gatherv_algorithm::automatic).algorithm,
               gatherv_algorithm::single_copy);
