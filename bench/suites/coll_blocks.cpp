@@ -1,8 +1,10 @@
-// Gather, scatter, alltoall (bytes, root 0), scan and exscan (doubles, sum): every cachecomm
+// Gather, scatter, alltoall (bytes, root 0), scan and exscan (doubles, sum), reduce_scatter_block
+// (doubles, sum), allgatherv, gatherv and scatterv (bytes, equal counts, root 0): every cachecomm
 // algorithm, the automatic choice ("auto:<concrete>") and the system MPI, interleaved in the same
 // run, in the same three modes as the other data collectives (coll_data.cpp: cold per-call, hot
 // per-call, hot back-to-back; vs_mpi compares medians less the measured per-call overhead). `bytes`
-// is one rank's block (gather, scatter, alltoall) or the whole vector (scan, exscan).
+// is one rank's block (gather, scatter, alltoall, allgatherv, gatherv, scatterv), one rank's result
+// block (reduce_scatter_block) or the whole vector (scan, exscan).
 #include <mpi.h>
 
 #include <algorithm>
@@ -16,7 +18,17 @@ namespace cachecomm::bench {
 
 namespace {
 
-enum class block_op { gather, scatter, alltoall, scan, exscan };
+enum class block_op {
+  gather,
+  scatter,
+  alltoall,
+  scan,
+  exscan,
+  reduce_scatter,
+  allgatherv,
+  gatherv,
+  scatterv
+};
 
 const char* name_of(block_op op) {
   switch (op) {
@@ -25,6 +37,10 @@ const char* name_of(block_op op) {
     case block_op::alltoall: return "alltoall";
     case block_op::scan: return "scan";
     case block_op::exscan: return "exscan";
+    case block_op::reduce_scatter: return "reduce_scatter_block";
+    case block_op::allgatherv: return "allgatherv";
+    case block_op::gatherv: return "gatherv";
+    case block_op::scatterv: return "scatterv";
   }
   return "?";
 }
@@ -75,11 +91,14 @@ void add_algorithms(std::vector<candidate>& candidates, const std::vector<Algori
 }
 
 const char* const modes_note =
-    "gather, scatter, alltoall, scan, exscan: the modes, overhead_us, corrected_median_us and "
+    "gather, scatter, alltoall, scan, exscan, reduce_scatter_block, allgatherv, gatherv, scatterv: "
+    "the modes, overhead_us, corrected_median_us and "
     "vs_mpi "
     "as for the other data collectives (buffers hot or cold, timing per-call or back-to-back; "
     "vs_mpi divides medians less the empty operation's); bytes: one rank's block (gather, scatter, "
-    "alltoall) or the vector (scan, exscan)";
+    "alltoall, allgatherv, gatherv, scatterv), one rank's result block (reduce_scatter_block) or "
+    "the vector "
+    "(scan, exscan)";
 
 void run_block_op(coll_context& context, block_op op) {
   const json& notes = context.results.document()["notes"];
@@ -90,16 +109,26 @@ void run_block_op(coll_context& context, block_op op) {
   const int rank = c.rank();
   const auto size = static_cast<std::size_t>(c.size());
   const bool prefix = op == block_op::scan || op == block_op::exscan;
+  const bool reduction = prefix || op == block_op::reduce_scatter;
   for (std::size_t requested : context.sizes) {
     const std::size_t count = std::max<std::size_t>(1, (requested + 7) / 8);
-    const std::size_t bytes = prefix ? count * 8 : requested;
+    const std::size_t bytes = reduction ? count * 8 : requested;
     const std::size_t doubles = (bytes + 7) / 8;
     // The side that holds every rank's block is `size` blocks long.
-    const bool send_all = op == block_op::scatter || op == block_op::alltoall;
-    const bool receive_all = op == block_op::gather || op == block_op::alltoall;
+    const bool send_all = op == block_op::scatter || op == block_op::alltoall ||
+                          op == block_op::reduce_scatter || op == block_op::scatterv;
+    const bool receive_all = op == block_op::gather || op == block_op::alltoall ||
+                             op == block_op::allgatherv || op == block_op::gatherv;
     std::vector<double> send(send_all ? doubles * size : doubles, 1.0);
     std::vector<double> receive(receive_all ? doubles * size : doubles, 0.0);
-    const int n = static_cast<int>(prefix ? count : bytes);
+    const int n = static_cast<int>(reduction ? count : bytes);
+    // allgatherv and gatherv: every rank's count is one block, the blocks in rank order.
+    const std::vector<std::size_t> counts(size, bytes);
+    std::vector<std::size_t> displacements(size);
+    for (std::size_t r = 0; r < size; ++r) displacements[r] = r * bytes;
+    const std::vector<int> mpi_counts(size, n);
+    std::vector<int> mpi_displacements(size);
+    for (std::size_t r = 0; r < size; ++r) mpi_displacements[r] = static_cast<int>(r) * n;
     std::vector<candidate> candidates;
     std::string chosen = "rank-ordered";
     switch (op) {
@@ -129,6 +158,55 @@ void run_block_op(coll_context& context, block_op op) {
           alltoall(c, send.data(), receive.data(), bytes, datatype::byte, algorithm);
         });
         chosen = explain_alltoall(c, bytes).algorithm;
+        break;
+      case block_op::reduce_scatter:
+        candidates.push_back({"mpi", "default", [&] {
+                                MPI_Reduce_scatter_block(send.data(), receive.data(), n, MPI_DOUBLE,
+                                                         MPI_SUM, mpi);
+                              }});
+        add_algorithms(candidates, all_reduce_scatter_algorithms(),
+                       [&](reduce_scatter_algorithm algorithm) {
+                         reduce_scatter_block(c, send.data(), receive.data(), count,
+                                              datatype::float64, reduce_op::sum, algorithm);
+                       });
+        chosen = explain_reduce_scatter(c, bytes).algorithm;
+        break;
+      case block_op::allgatherv:
+        candidates.push_back({"mpi", "default", [&] {
+                                MPI_Allgatherv(send.data(), n, MPI_BYTE, receive.data(),
+                                               mpi_counts.data(), mpi_displacements.data(),
+                                               MPI_BYTE, mpi);
+                              }});
+        add_algorithms(candidates, all_allgatherv_algorithms(),
+                       [&](allgatherv_algorithm algorithm) {
+                         allgatherv(c, send.data(), bytes, receive.data(), counts, displacements,
+                                    datatype::byte, algorithm);
+                       });
+        chosen = explain_allgatherv(c, bytes).algorithm;
+        break;
+      case block_op::gatherv:
+        candidates.push_back({"mpi", "default", [&] {
+                                MPI_Gatherv(send.data(), n, MPI_BYTE, receive.data(),
+                                            mpi_counts.data(), mpi_displacements.data(), MPI_BYTE,
+                                            0, mpi);
+                              }});
+        add_algorithms(candidates, all_gatherv_algorithms(), [&](gatherv_algorithm algorithm) {
+          gatherv(c, send.data(), bytes, receive.data(), counts, displacements, datatype::byte, 0,
+                  algorithm);
+        });
+        chosen = explain_gatherv(c, bytes).algorithm;
+        break;
+      case block_op::scatterv:
+        candidates.push_back({"mpi", "default", [&] {
+                                MPI_Scatterv(send.data(), mpi_counts.data(),
+                                             mpi_displacements.data(), MPI_BYTE, receive.data(), n,
+                                             MPI_BYTE, 0, mpi);
+                              }});
+        add_algorithms(candidates, all_scatterv_algorithms(), [&](scatterv_algorithm algorithm) {
+          scatterv(c, send.data(), counts, displacements, receive.data(), bytes, datatype::byte, 0,
+                   algorithm);
+        });
+        chosen = explain_scatterv(c, bytes).algorithm;
         break;
       case block_op::scan:
       case block_op::exscan: {
@@ -208,6 +286,19 @@ const coll_op_registration alltoall_registration{
 const coll_op_registration scan_registration{
     {"scan", "inclusive scan (double, sum) beside MPI_Scan",
      [](coll_context& context) { run_block_op(context, block_op::scan); }, columns}};
+const coll_op_registration reduce_scatter_registration{
+    {"reduce_scatter_block",
+     "reduce_scatter_block (double, sum): every algorithm beside MPI_Reduce_scatter_block",
+     [](coll_context& context) { run_block_op(context, block_op::reduce_scatter); }, columns}};
+const coll_op_registration allgatherv_registration{
+    {"allgatherv", "allgatherv of equal counts: every algorithm beside MPI_Allgatherv",
+     [](coll_context& context) { run_block_op(context, block_op::allgatherv); }, columns}};
+const coll_op_registration gatherv_registration{
+    {"gatherv", "gatherv of equal counts to rank 0: every algorithm beside MPI_Gatherv",
+     [](coll_context& context) { run_block_op(context, block_op::gatherv); }, columns}};
+const coll_op_registration scatterv_registration{
+    {"scatterv", "scatterv of equal counts from rank 0: every algorithm beside MPI_Scatterv",
+     [](coll_context& context) { run_block_op(context, block_op::scatterv); }, columns}};
 const coll_op_registration exscan_registration{
     {"exscan", "exclusive scan (double, sum) beside MPI_Exscan",
      [](coll_context& context) { run_block_op(context, block_op::exscan); }, columns}};

@@ -125,6 +125,8 @@ void allgather(comm& c, std::span<const T> send, std::span<T> receive) {
 
 }  // namespace cachecomm
 
-// The block collectives (gather, scatter, alltoall) and the prefix reductions (scan, exscan).
-#include "cachecomm/gather_scatter.hpp"  // IWYU pragma: export
-#include "cachecomm/scan.hpp"            // IWYU pragma: export
+// The block collectives (gather, scatter, alltoall), the prefix reductions (scan, exscan) and the
+// vector ones (reduce_scatter_block, allgatherv, gatherv).
+#include "cachecomm/gather_scatter.hpp"      // IWYU pragma: export
+#include "cachecomm/scan.hpp"                // IWYU pragma: export
+#include "cachecomm/vector_collectives.hpp"  // IWYU pragma: export

@@ -211,6 +211,82 @@ constexpr std::array alltoalls = {
                    with_single_copy},
 };
 
+// reduce_scatter_block, allgatherv, gatherv: central through slots or the region, or single copy
+// (where the kernel refuses it: central).
+constexpr std::array reduce_scatters = {
+    reduce_scatter_entry{
+        reduce_scatter_algorithm::central, "central",
+        "every rank copies its input into its slot or its part of the data region (pipelined); "
+        "rank r combines block r of every input in rank order",
+        [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
+           reduce_op op) { engine.reduce_scatter_central(input, output, count, type, op); },
+        always},
+    reduce_scatter_entry{
+        reduce_scatter_algorithm::single_copy, "single-copy",
+        "rank r pulls block r of every other input straight from its owner's buffer in pipeline "
+        "chunks and combines them in rank order (cross-memory attach; where the kernel refuses "
+        "it: central)",
+        [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
+           reduce_op op) {
+          if (engine.single_copy_available())
+            engine.reduce_scatter_single_copy(input, output, count, type, op);
+          else
+            engine.reduce_scatter_central(input, output, count, type, op);
+        },
+        with_single_copy},
+};
+
+constexpr std::array allgathervs = {
+    allgatherv_entry{
+        allgatherv_algorithm::central, "central",
+        "each rank copies its block into its slot or its part of the data region, "
+        "every rank copies all blocks out (as many steps as the largest block needs)",
+        [](coll_engine& engine, const vector_call& call) { engine.allgatherv_central(call); },
+        always},
+    allgatherv_entry{allgatherv_algorithm::single_copy, "single-copy",
+                     "every rank pulls the others' blocks straight from their buffers "
+                     "(cross-memory attach; where the kernel refuses it: central)",
+                     [](coll_engine& engine, const vector_call& call) {
+                       if (engine.single_copy_available())
+                         engine.allgatherv_single_copy(call);
+                       else
+                         engine.allgatherv_central(call);
+                     },
+                     with_single_copy},
+};
+
+constexpr std::array gathervs = {
+    gatherv_entry{gatherv_algorithm::central, "central",
+                  "every rank's count and a block of up to 4064 B in its slot, next to the root's "
+                  "counts; larger blocks through the data region",
+                  [](coll_engine& engine, const vector_call& call) { engine.gatherv(call, false); },
+                  always},
+    gatherv_entry{gatherv_algorithm::single_copy, "single-copy",
+                  "every rank's count and a block of up to 4064 B in its slot (it posts and "
+                  "leaves), larger blocks pulled by the root straight from their owners' buffers "
+                  "(cross-memory attach; where the kernel refuses it: central)",
+                  [](coll_engine& engine, const vector_call& call) {
+                    engine.gatherv(call, engine.single_copy_available());
+                  },
+                  with_single_copy},
+};
+
+constexpr std::array scattervs = {
+    scatterv_entry{
+        scatterv_algorithm::central, "central",
+        "the root's counts and, when they all fit, every block in its slot; otherwise "
+        "one chunk per rank and step through the data region",
+        [](coll_engine& engine, const vector_call& call) { engine.scatterv(call, false); }, always},
+    scatterv_entry{scatterv_algorithm::single_copy, "single-copy",
+                   "as central when every block fits in the root's slot; otherwise each rank "
+                   "pulls its block straight from the root's buffer (cross-memory attach; where "
+                   "the kernel refuses it: central)",
+                   [](coll_engine& engine, const vector_call& call) {
+                     engine.scatterv(call, engine.single_copy_available());
+                   },
+                   with_single_copy},
+};
+
 // Entry i has id i + 1 (0 is `automatic`), so a lookup is an index.
 template <typename Entry, std::size_t count>
 constexpr bool in_enum_order(const std::array<Entry, count>& table) {
@@ -222,6 +298,8 @@ constexpr bool in_enum_order(const std::array<Entry, count>& table) {
 static_assert(in_enum_order(broadcasts) && in_enum_order(reductions) && in_enum_order(allgathers) &&
               in_enum_order(barriers));
 static_assert(in_enum_order(gathers) && in_enum_order(scatters) && in_enum_order(alltoalls));
+static_assert(in_enum_order(reduce_scatters) && in_enum_order(allgathervs) &&
+              in_enum_order(gathervs) && in_enum_order(scattervs));
 
 template <typename Entry, typename Id>
 const Entry& lookup(std::span<const Entry> table, Id id, const char* collective) {
@@ -282,6 +360,31 @@ std::span<const scatter_entry> scatter_registry() {
 }
 std::span<const alltoall_entry> alltoall_registry() {
   return alltoalls;
+}
+
+std::span<const reduce_scatter_entry> reduce_scatter_registry() {
+  return reduce_scatters;
+}
+std::span<const allgatherv_entry> allgatherv_registry() {
+  return allgathervs;
+}
+std::span<const gatherv_entry> gatherv_registry() {
+  return gathervs;
+}
+std::span<const scatterv_entry> scatterv_registry() {
+  return scattervs;
+}
+const scatterv_entry& entry_of(scatterv_algorithm id) {
+  return lookup(scatterv_registry(), id, "scatterv");
+}
+const reduce_scatter_entry& entry_of(reduce_scatter_algorithm id) {
+  return lookup(reduce_scatter_registry(), id, "reduce_scatter_block");
+}
+const allgatherv_entry& entry_of(allgatherv_algorithm id) {
+  return lookup(allgatherv_registry(), id, "allgatherv");
+}
+const gatherv_entry& entry_of(gatherv_algorithm id) {
+  return lookup(gatherv_registry(), id, "gatherv");
 }
 
 const gather_entry& entry_of(gather_algorithm id) {
@@ -379,6 +482,49 @@ const std::vector<allgather_algorithm>& all_allgather_algorithms() {
 }
 const std::vector<barrier_algorithm>& all_barrier_algorithms() {
   static const std::vector<barrier_algorithm> all = detail::ids_of(detail::barrier_registry());
+  return all;
+}
+
+std::string_view to_string(reduce_scatter_algorithm algorithm) {
+  return detail::name_of(detail::reduce_scatter_registry(), algorithm);
+}
+std::string_view to_string(allgatherv_algorithm algorithm) {
+  return detail::name_of(detail::allgatherv_registry(), algorithm);
+}
+std::string_view to_string(gatherv_algorithm algorithm) {
+  return detail::name_of(detail::gatherv_registry(), algorithm);
+}
+reduce_scatter_algorithm parse_reduce_scatter_algorithm(std::string_view text) {
+  return detail::parse(detail::reduce_scatter_registry(), text, "reduce_scatter_block");
+}
+allgatherv_algorithm parse_allgatherv_algorithm(std::string_view text) {
+  return detail::parse(detail::allgatherv_registry(), text, "allgatherv");
+}
+gatherv_algorithm parse_gatherv_algorithm(std::string_view text) {
+  return detail::parse(detail::gatherv_registry(), text, "gatherv");
+}
+const std::vector<reduce_scatter_algorithm>& all_reduce_scatter_algorithms() {
+  static const std::vector<reduce_scatter_algorithm> all =
+      detail::ids_of(detail::reduce_scatter_registry());
+  return all;
+}
+const std::vector<allgatherv_algorithm>& all_allgatherv_algorithms() {
+  static const std::vector<allgatherv_algorithm> all =
+      detail::ids_of(detail::allgatherv_registry());
+  return all;
+}
+std::string_view to_string(scatterv_algorithm algorithm) {
+  return detail::name_of(detail::scatterv_registry(), algorithm);
+}
+scatterv_algorithm parse_scatterv_algorithm(std::string_view text) {
+  return detail::parse(detail::scatterv_registry(), text, "scatterv");
+}
+const std::vector<scatterv_algorithm>& all_scatterv_algorithms() {
+  static const std::vector<scatterv_algorithm> all = detail::ids_of(detail::scatterv_registry());
+  return all;
+}
+const std::vector<gatherv_algorithm>& all_gatherv_algorithms() {
+  static const std::vector<gatherv_algorithm> all = detail::ids_of(detail::gatherv_registry());
   return all;
 }
 

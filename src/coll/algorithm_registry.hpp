@@ -56,6 +56,22 @@ struct barrier_function {
 using block_function = void (*)(coll_engine& engine, const void* input, void* output,
                                 std::size_t block_bytes, int root);
 
+/// reduce_scatter_block: `count` elements per rank's result block.
+using reduce_scatter_function = void (*)(coll_engine& engine, const void* input, void* output,
+                                         std::size_t count, datatype type, reduce_op op);
+/// One allgatherv, gatherv or scatterv call on a node: byte counts and offsets into `output`
+/// (scatterv: into `input`) per node rank (on a non-root of gatherv or scatterv both are null;
+/// `root` < 0 for allgatherv; scatterv's `own_bytes` is what this rank receives).
+struct vector_call {
+  const void* input = nullptr;
+  std::size_t own_bytes = 0;
+  void* output = nullptr;
+  const std::size_t* bytes = nullptr;
+  const std::size_t* offsets = nullptr;
+  int root = -1;
+};
+using vector_function = void (*)(coll_engine& engine, const vector_call& call);
+
 using broadcast_entry = algorithm_entry<broadcast_algorithm, broadcast_function>;
 using reduce_entry = algorithm_entry<reduce_algorithm, reduce_function>;
 using allgather_entry = algorithm_entry<allgather_algorithm, allgather_function>;
@@ -63,6 +79,10 @@ using barrier_entry = algorithm_entry<barrier_algorithm, barrier_function>;
 using gather_entry = algorithm_entry<gather_algorithm, block_function>;
 using scatter_entry = algorithm_entry<scatter_algorithm, block_function>;
 using alltoall_entry = algorithm_entry<alltoall_algorithm, block_function>;
+using reduce_scatter_entry = algorithm_entry<reduce_scatter_algorithm, reduce_scatter_function>;
+using allgatherv_entry = algorithm_entry<allgatherv_algorithm, vector_function>;
+using gatherv_entry = algorithm_entry<gatherv_algorithm, vector_function>;
+using scatterv_entry = algorithm_entry<scatterv_algorithm, vector_function>;
 
 /// Every concrete algorithm of each collective, in enum order (entry i has id i + 1).
 [[nodiscard]] std::span<const broadcast_entry> broadcast_registry();
@@ -72,6 +92,10 @@ using alltoall_entry = algorithm_entry<alltoall_algorithm, block_function>;
 [[nodiscard]] std::span<const gather_entry> gather_registry();
 [[nodiscard]] std::span<const scatter_entry> scatter_registry();
 [[nodiscard]] std::span<const alltoall_entry> alltoall_registry();
+[[nodiscard]] std::span<const reduce_scatter_entry> reduce_scatter_registry();
+[[nodiscard]] std::span<const allgatherv_entry> allgatherv_registry();
+[[nodiscard]] std::span<const gatherv_entry> gatherv_registry();
+[[nodiscard]] std::span<const scatterv_entry> scatterv_registry();
 
 /// The entry of a concrete algorithm; throws usage_error for `automatic` or an unknown value.
 [[nodiscard]] const broadcast_entry& entry_of(broadcast_algorithm id);
@@ -81,6 +105,10 @@ using alltoall_entry = algorithm_entry<alltoall_algorithm, block_function>;
 [[nodiscard]] const gather_entry& entry_of(gather_algorithm id);
 [[nodiscard]] const scatter_entry& entry_of(scatter_algorithm id);
 [[nodiscard]] const alltoall_entry& entry_of(alltoall_algorithm id);
+[[nodiscard]] const reduce_scatter_entry& entry_of(reduce_scatter_algorithm id);
+[[nodiscard]] const allgatherv_entry& entry_of(allgatherv_algorithm id);
+[[nodiscard]] const gatherv_entry& entry_of(gatherv_algorithm id);
+[[nodiscard]] const scatterv_entry& entry_of(scatterv_algorithm id);
 
 /// "auto, name1, name2, ..." for a setting's description and a parse error.
 template <typename Entry>

@@ -32,8 +32,10 @@ std::uint64_t& posted_bytes(padded_flag& line) {
 
 std::string describe_call(std::uint32_t info, std::uint64_t bytes, std::int32_t root) {
   const auto kind = info >> 16U;
+  if (kind == 9) return "per-rank counts with fingerprint " + std::to_string(bytes);
+  if (kind == 10 || kind == 11) return "its block";
   std::string text = std::to_string(bytes) + " bytes";
-  if (kind == 2 || kind == 7) {
+  if (kind == 2 || kind == 7 || kind == 8) {
     const auto type = static_cast<datatype>((info >> 8U) & 0xffU);
     const auto op = static_cast<reduce_op>(info & 0xffU);
     text += " of " + std::string(to_string(type)) + " (" + std::to_string(bytes / size_of(type)) +
@@ -56,6 +58,10 @@ const char* kind_name(std::uint32_t info) {
     case 5: return "scatter";
     case 6: return "alltoall";
     case 7: return "scan";
+    case 8: return "reduce_scatter_block";
+    case 9: return "allgatherv";
+    case 10: return "gatherv";
+    case 11: return "scatterv";
     default: return "collective";
   }
 }
@@ -100,6 +106,10 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.alltoall = settings.alltoall;
   m_tuning.online_selection = settings.online_selection;
   m_online = online_selector(settings.online_selection);
+  m_tuning.reduce_scatter = settings.reduce_scatter;
+  m_tuning.allgatherv = settings.allgatherv;
+  m_tuning.gatherv = settings.gatherv;
+  m_tuning.scatterv = settings.scatterv;
 
   segment_layout layout;
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));
@@ -132,6 +142,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_small_slots = m_segment.bytes_at(small_slots, m_small_slot_ring * size * small_slot_stride);
   m_region = m_segment.bytes_at(data, 2 * m_tuning.region_bytes);
   m_inputs.resize(size);
+  m_addresses.resize(size);
 
   // Single copy is the comm's, probed once and shared with its channels.
   m_cross = &impl.single_copy();

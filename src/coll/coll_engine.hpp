@@ -42,6 +42,11 @@ struct coll_tuning {
   scatter_algorithm scatter = scatter_algorithm::automatic;
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;
   bool online_selection = true;  ///< CACHECOMM_ONLINE_SELECTION
+  // CACHECOMM_REDUCE_SCATTER / _ALLGATHERV / _GATHERV
+  reduce_scatter_algorithm reduce_scatter = reduce_scatter_algorithm::automatic;
+  allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;
+  gatherv_algorithm gatherv = gatherv_algorithm::automatic;
+  scatterv_algorithm scatterv = scatterv_algorithm::automatic;  // CACHECOMM_SCATTERV
 };
 
 class coll_engine {
@@ -116,7 +121,35 @@ class coll_engine {
   void scan(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
             bool exclusive);
 
+  /// reduce_scatter_block (reduce_scatter_block.cpp): node rank r's output is block r of every
+  /// input combined in rank order; `output` may be `input` (its first block receives the result).
+  void reduce_scatter_block(const void* input, void* output, std::size_t count, datatype type,
+                            reduce_op op, reduce_scatter_algorithm algorithm);
+  /// allgatherv (allgatherv.cpp): `fingerprint` digests the per-rank counts (the call's
+  /// description, so ranks that disagree on them fail). `call.root` is ignored.
+  void allgatherv(const vector_call& call, std::uint64_t fingerprint,
+                  allgatherv_algorithm algorithm);
+  /// gatherv (gatherv.cpp): every rank's count travels with its first step and the root checks it;
+  /// central also sends the root's counts to every rank, so both sides report a disagreement.
+  void gatherv(const vector_call& call, gatherv_algorithm algorithm);
+  /// scatterv (scatterv.cpp): the root decides the path and posts it with its counts; a rank whose
+  /// receive count differs from the root's count for it fails after the call. The root's `output`
+  /// may be null (in place).
+  void scatterv(const vector_call& call, scatterv_algorithm algorithm);
+
   // The algorithms, called by their registry entries (algorithm_registry.cpp).
+  void reduce_scatter_central(const void* input, void* output, std::size_t count, datatype type,
+                              reduce_op op);
+  void reduce_scatter_single_copy(const void* input, void* output, std::size_t count, datatype type,
+                                  reduce_op op);
+  void allgatherv_central(const vector_call& call);
+  void allgatherv_single_copy(const vector_call& call);
+  /// Both gatherv algorithms: with `single_copy` the root pulls blocks larger than a slot with
+  /// cross-memory attach (and posts no counts: the others post and leave) instead of taking them
+  /// through the data region.
+  void gatherv(const vector_call& call, bool single_copy);
+  /// Both scatterv algorithms: `pull_large` lets the root choose the single-copy path.
+  void scatterv(const vector_call& call, bool pull_large);
   void gather_central(const void* input, void* output, std::size_t block_bytes, int root);
   void gather_single_copy(const void* input, void* output, std::size_t block_bytes, int root);
   void scatter_central(const void* input, void* output, std::size_t block_bytes, int root);
@@ -156,7 +189,11 @@ class coll_engine {
     gather = 4,
     scatter = 5,
     alltoall = 6,
-    scan = 7
+    scan = 7,
+    reduce_scatter = 8,
+    allgatherv = 9,  ///< bytes: the fingerprint of the per-rank counts
+    gatherv = 10,    ///< bytes: 0 (the counts are compared in the call's first step)
+    scatterv = 11    ///< bytes: 0 (as gatherv)
   };
   struct call_description {
     std::uint32_t number = 0;      ///< calls of this engine so far, this one included (never 0)
@@ -254,6 +291,8 @@ class coll_engine {
   const cross_memory* m_cross = nullptr;  // the comm's single copy (probed once per comm)
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
   std::vector<std::byte> m_scratch;   // reduce-scatter: a non-receiver's reduced slice
+  std::vector<std::byte> m_pulled;    // single-copy reduce_scatter_block: the blocks pulled
+  std::vector<std::uint64_t> m_addresses;  // single copy: the addresses the others published
   std::uint32_t m_slot_ring = 8;
   std::uint32_t m_small_slot_ring = 64;
   std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes

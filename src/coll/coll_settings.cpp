@@ -70,6 +70,20 @@ const setting<bool> online_setting{
     "Online selection: where no tuning file and no CACHECOMM_<OP> decides, the first calls of each "
     "operation and power-of-two size on a one-node communicator try every candidate (the system "
     "MPI's call included, 3 calls each), and the communicator keeps the fastest (on|off)."};
+const setting<reduce_scatter_algorithm> reduce_scatter_setting{
+    "CACHECOMM_REDUCE_SCATTER", "auto",
+    algorithm_setting_text("Reduce_scatter_block", reduce_scatter_registry()),
+    algorithm_choices(reduce_scatter_registry())};
+const setting<allgatherv_algorithm> allgatherv_setting{
+    "CACHECOMM_ALLGATHERV", "auto", algorithm_setting_text("Allgatherv", allgatherv_registry()),
+    algorithm_choices(allgatherv_registry())};
+const setting<gatherv_algorithm> gatherv_setting{
+    "CACHECOMM_GATHERV", "auto", algorithm_setting_text("Gatherv", gatherv_registry()),
+    algorithm_choices(gatherv_registry())};
+
+const setting<scatterv_algorithm> scatterv_setting{
+    "CACHECOMM_SCATTERV", "auto", algorithm_setting_text("Scatterv", scatterv_registry()),
+    algorithm_choices(scatterv_registry())};
 
 }  // namespace
 
@@ -88,6 +102,10 @@ coll_settings read_coll_settings(const config& settings) {
   result.scatter = scatter_setting.read(settings);
   result.alltoall = alltoall_setting.read(settings);
   result.online_selection = online_setting.read(settings);
+  result.reduce_scatter = reduce_scatter_setting.read(settings);
+  result.allgatherv = allgatherv_setting.read(settings);
+  result.gatherv = gatherv_setting.read(settings);
+  result.scatterv = scatterv_setting.read(settings);
   return result;
 }
 

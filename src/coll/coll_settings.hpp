@@ -27,6 +27,11 @@ struct coll_settings {
   scatter_algorithm scatter = scatter_algorithm::automatic;        ///< CACHECOMM_SCATTER
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
   bool online_selection = true;                                    ///< CACHECOMM_ONLINE_SELECTION
+  reduce_scatter_algorithm reduce_scatter =
+      reduce_scatter_algorithm::automatic;                            ///< CACHECOMM_REDUCE_SCATTER
+  allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;  ///< CACHECOMM_ALLGATHERV
+  gatherv_algorithm gatherv = gatherv_algorithm::automatic;           ///< CACHECOMM_GATHERV
+  scatterv_algorithm scatterv = scatterv_algorithm::automatic;        ///< CACHECOMM_SCATTERV
 };
 
 /// Throws invalid_argument naming the variable, its value and what it accepts.

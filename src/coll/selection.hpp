@@ -316,4 +316,70 @@ inline selection<alltoall_algorithm> select_alltoall(const selection_input& inpu
           "of the data region), each copies the blocks meant for it out"};
 }
 
+// reduce_scatter_block, allgatherv, gatherv, measured at 2 ranks (cachecomm-bench coll, a loaded
+// 2-core AMD EPYC VM, 4 sessions, ratio to Open MPI 4.1 in the same run, hot / cold). Allgatherv:
+// single copy from a 64 KiB largest block (allgather's rule): there central was slower than Open
+// MPI with hot buffers in 2 of 4 sessions (0.84-1.15 / 0.38-1.02) and single copy in none
+// (0.86-0.94 / 0.91-1.05); at 1 MiB central 1.06-1.76 / 0.25-1.19, single copy 0.85-1.18 /
+// 0.38-0.88; at 4 KiB central 0.13-0.20, single copy 0.21-0.75. Gatherv's
+// choice cannot depend on the sizes (only its root knows them). Single copy lets a rank whose block
+// fits in its slot post and leave (as in gather): OSU's osu_gatherv, which averages over ranks,
+// took 0.19-0.22 us preloaded with it at 1-64 B against 0.30-0.55 with central and 0.20-0.40
+// plain. Central's region path was faster for cold blocks from 4 KiB (per call, 4 KiB 0.21 of Open
+// MPI against 0.73; 1 MiB 0.34-0.79 against 0.96-1.10), single copy for hot ones from 64 KiB in one
+// session (0.96 against 1.28): the small calls decide. Reduce_scatter_block stays central: its
+// single copy pulls into a private buffer and folds from there, which saves the streaming copy into
+// the region but pays a system call per chunk and peer; measured at 2 ranks (cachecomm-bench coll,
+// a loaded 2-core AMD EPYC VM, hot / cold, us): 64 KiB blocks 10.3 / 18.8 against central's 10.9
+// / 11.0, 1 MiB 222 / 345 against 196 / 212.
+inline selection<reduce_scatter_algorithm> select_reduce_scatter(
+    const selection_input& input, reduce_scatter_algorithm requested) {
+  if (requested != reduce_scatter_algorithm::automatic)
+    return {requested, "set by CACHECOMM_REDUCE_SCATTER"};
+  (void)input;
+  return {reduce_scatter_algorithm::central,
+          "inputs through shared memory: each rank copies its input into its slot (or its part "
+          "of the data region), each combines its block of all inputs in rank order"};
+}
+
+inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& input,
+                                                         allgatherv_algorithm requested) {
+  if (requested != allgatherv_algorithm::automatic)
+    return {requested, "set by CACHECOMM_ALLGATHERV"};
+  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgather_min_bytes)) {
+    return {allgatherv_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: each rank pulls the others' blocks "
+            "straight from their buffers (cross-memory attach)"};
+  }
+  return {allgatherv_algorithm::central,
+          "blocks through shared memory: each rank copies its block in, all blocks out"};
+}
+
+inline selection<gatherv_algorithm> select_gatherv(const selection_input& input,
+                                                   gatherv_algorithm requested) {
+  if (requested != gatherv_algorithm::automatic) return {requested, "set by CACHECOMM_GATHERV"};
+  if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node)) {
+    return {gatherv_algorithm::single_copy,
+            "2 ranks on their own cores: a block up to 4064 B in its owner's slot (it posts and "
+            "leaves), larger ones pulled by the root from their owners' buffers (the choice "
+            "cannot depend on sizes only the root knows)"};
+  }
+  return {gatherv_algorithm::central,
+          "blocks up to 4064 B in the slots, larger ones through the data region"};
+}
+
+/// Scatterv: the root decides from the largest block (its choice travels in its slot): single copy
+/// from 64 KiB at 2 ranks on their own cores, as scatter's rule.
+inline selection<scatterv_algorithm> select_scatterv(const selection_input& input,
+                                                     scatterv_algorithm requested) {
+  if (requested != scatterv_algorithm::automatic) return {requested, "set by CACHECOMM_SCATTERV"};
+  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_blocks_min_bytes)) {
+    return {scatterv_algorithm::single_copy,
+            "large blocks, 2 ranks on their own cores: each rank pulls its block straight from the "
+            "root's buffer (cross-memory attach)"};
+  }
+  return {scatterv_algorithm::central,
+          "blocks in the root's slot when all fit, otherwise through the data region"};
+}
+
 }  // namespace cachecomm::detail

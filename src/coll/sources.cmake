@@ -20,6 +20,11 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/alltoall.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/block_collectives.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/reduce_scatter_block.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/allgatherv.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gatherv.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/scatterv.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/vector_collectives.cpp
 )
 target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/tuning_table.cpp

@@ -22,6 +22,10 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::alltoall: return "MPI_Alltoall";
     case call_kind::scan: return "MPI_Scan";
     case call_kind::exscan: return "MPI_Exscan";
+    case call_kind::reduce_scatter_block: return "MPI_Reduce_scatter_block";
+    case call_kind::allgatherv: return "MPI_Allgatherv";
+    case call_kind::gatherv: return "MPI_Gatherv";
+    case call_kind::scatterv: return "MPI_Scatterv";
     case call_kind::win_allocate: return "MPI_Win_allocate";
     case call_kind::win_fence: return "MPI_Win_fence";
     case call_kind::win_pscw: return "MPI_Win_post/start/complete/wait";

@@ -20,6 +20,10 @@ enum class call_kind {
   alltoall,
   scan,
   exscan,
+  reduce_scatter_block,
+  allgatherv,
+  gatherv,
+  scatterv,
   win_allocate,
   win_fence,
   win_pscw,
@@ -86,7 +90,9 @@ enum class outcome {
   return kind == call_kind::barrier || kind == call_kind::bcast || kind == call_kind::reduce ||
          kind == call_kind::allreduce || kind == call_kind::allgather ||
          kind == call_kind::gather || kind == call_kind::scatter || kind == call_kind::alltoall ||
-         kind == call_kind::scan || kind == call_kind::exscan;
+         kind == call_kind::scan || kind == call_kind::exscan ||
+         kind == call_kind::reduce_scatter_block || kind == call_kind::allgatherv ||
+         kind == call_kind::gatherv || kind == call_kind::scatterv;
 }
 
 [[nodiscard]] std::string_view mpi_name(call_kind kind);

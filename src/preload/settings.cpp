@@ -46,6 +46,18 @@ const setting<long long> nonblocking_bytes_setting{
     "Preload library: largest message (bytes per rank) a nonblocking collective is served with; "
     "larger ones pass through. Each communicator using them holds 4 slots of this size per rank.",
     {.min = 64, .max = 1 << 26}};
+const setting<bool> reduce_scatter_setting{
+    "CACHECOMM_PRELOAD_REDUCE_SCATTER", true,
+    "Preload library: serve MPI_Reduce_scatter_block with cachecomm (0: pass it through)."};
+const setting<bool> allgatherv_setting{
+    "CACHECOMM_PRELOAD_ALLGATHERV", true,
+    "Preload library: serve MPI_Allgatherv with cachecomm (0: pass it through)."};
+const setting<bool> gatherv_setting{
+    "CACHECOMM_PRELOAD_GATHERV", true,
+    "Preload library: serve MPI_Gatherv with cachecomm (0: pass it through)."};
+const setting<bool> scatterv_setting{
+    "CACHECOMM_PRELOAD_SCATTERV", true,
+    "Preload library: serve MPI_Scatterv with cachecomm (0: pass it through)."};
 const setting<bool> windows_setting{
     "CACHECOMM_PRELOAD_WINDOWS", true,
     "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with "
@@ -77,6 +89,10 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::alltoall: return &alltoall_setting;
     case call_kind::scan:
     case call_kind::exscan: return &scan_setting;
+    case call_kind::reduce_scatter_block: return &reduce_scatter_setting;
+    case call_kind::allgatherv: return &allgatherv_setting;
+    case call_kind::gatherv: return &gatherv_setting;
+    case call_kind::scatterv: return &scatterv_setting;
     case call_kind::win_allocate: return &windows_setting;
     case call_kind::ibarrier:
     case call_kind::ibcast:

@@ -5,7 +5,10 @@
  * two counts (a few elements, enough to leave the slots), on world and a split (every
  * type), a duplicate, a communicator from MPI_Comm_create_group, a cartesian one, and communicators
  * made after others were freed (one type of each class). The same for the prefix reductions
- * (MPI_Scan, MPI_Exscan) and the block collectives (MPI_Gather, MPI_Scatter, MPI_Alltoall).
+ * (MPI_Scan, MPI_Exscan, MPI_Reduce_scatter_block), the block collectives (MPI_Gather, MPI_Scatter,
+ * MPI_Alltoall) and the vector ones (MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv: per-rank counts
+ * with a zero,
+ * blocks in reverse rank order with gaps).
  * Every result is checked against the value computed here; rank 0 prints per communicator the
  * number of checks, of failures (with the first few described) and a hash of all results, so a
  * preloaded run must print exactly what MPI prints. */
@@ -288,6 +291,40 @@ static void prefixes(MPI_Comm comm, const type_info* t, int op, int salt, int co
   free(want);
 }
 
+/* MPI_Reduce_scatter_block: rank r gets block r of every rank's input folded in rank order. */
+static void scattered_reductions(MPI_Comm comm, const type_info* t, int op, int salt) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int max = counts[COUNTS - 1];
+  char* send = calloc((size_t)max * (size_t)size, t->size);
+  char* receive = calloc((size_t)max * (size_t)size, t->size);
+  canon* want = calloc((size_t)max, sizeof(canon));
+  for (int c = 0; c < COUNTS; ++c) {
+    const int count = counts[c];
+    const int total = count * size;
+    for (int i = 0; i < count; ++i) {
+      const int at = rank * count + i;
+      want[i] = value_of(t->klass, op, 0, at, salt);
+      for (int r = 1; r < size; ++r)
+        want[i] = combine(op, want[i], value_of(t->klass, op, r, at, salt));
+    }
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      memset(receive, 0x5a, (size_t)total * t->size);
+      for (int i = 0; i < total; ++i)
+        t->set(in_place ? receive : send, i, value_of(t->klass, op, rank, i, salt));
+      MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, receive, count, t->type,
+                               op_handle(op), comm);
+      for (int i = 0; i < count; ++i)
+        expect(t, receive, i, want[i],
+               in_place ? "reduce_scatter_block in place" : "reduce_scatter_block", op, -1, count);
+    }
+  }
+  free(send);
+  free(receive);
+  free(want);
+}
+
 static void reductions(MPI_Comm comm, const type_info* t, int op, int salt) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -455,6 +492,88 @@ static void blocks(MPI_Comm comm, const type_info* t, int salt) {
   free(mine);
 }
 
+/* MPI_Allgatherv, MPI_Gatherv and MPI_Scatterv (every root class), in place and not: rank 1 sends
+ * nothing, the others different counts; the blocks lie in reverse rank order with gaps, which stay
+ * untouched. */
+static void vectors(MPI_Comm comm, const type_info* t, int salt) {
+#ifdef MPICH_VERSION
+  if (t->klass == K_PAIR) return; /* as in blocks() */
+#endif
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int* sizes = calloc((size_t)size, sizeof(int));
+  int* displs = calloc((size_t)size, sizeof(int));
+  int roots[3] = {0, size - 1, size / 2};
+  for (int c = 0; c < COUNTS; ++c) {
+    const int count = counts[c];
+    int at = 1;
+    for (int r = 0; r < size; ++r) sizes[r] = r == 1 ? 0 : count + (r * count) / 3 + r;
+    for (int r = size - 1; r >= 0; --r) {
+      displs[r] = at;
+      at += sizes[r] + 2;
+    }
+    const size_t room = (size_t)at + 1;
+    char* buffer = calloc(room, t->size);
+    char* mine = calloc((size_t)sizes[rank] + 1, t->size);
+    const int own = sizes[rank];
+    for (int k = -1; k < 3; ++k) { /* k = -1: MPI_Allgatherv */
+      const int root = k < 0 ? -1 : roots[k];
+      if (k > 0 && (root == roots[0] || (k == 2 && root == roots[1]))) continue;
+      for (int in_place = 0; in_place < 2; ++in_place) {
+        const int here = in_place && (k < 0 || rank == root);
+        memset(buffer, 0, room * t->size);
+        memset(mine, 0, (size_t)(own + 1) * t->size);
+        char* from = here ? buffer + (size_t)displs[rank] * t->size : mine;
+        for (int i = 0; i < own; ++i) t->set(from, i, data_of(t, rank, i, salt + root));
+        const char* what;
+        if (k < 0) {
+          MPI_Allgatherv(here ? MPI_IN_PLACE : mine, own, t->type, buffer, sizes, displs, t->type,
+                         comm);
+          what = in_place ? "allgatherv in place" : "allgatherv";
+        } else {
+          MPI_Gatherv(here ? MPI_IN_PLACE : mine, own, t->type, buffer, sizes, displs, t->type,
+                      root, comm);
+          what = in_place ? "gatherv in place" : "gatherv";
+        }
+        if (k >= 0) {
+          /* MPI_Scatterv from the same layout: rank r receives its block (at the root in place:
+           * the root's own block stays where it is). */
+          memset(mine, 0, (size_t)(own + 1) * t->size);
+          char* sent = calloc(room, t->size);
+          if (rank == root)
+            for (int r = 0; r < size; ++r)
+              for (int i = 0; i < sizes[r]; ++i)
+                t->set(sent + (size_t)displs[r] * t->size, i, data_of(t, r + 40, i, salt + root));
+          MPI_Scatterv(sent, sizes, displs, t->type, here ? MPI_IN_PLACE : mine, own, t->type, root,
+                       comm);
+          const char* got = here ? sent + (size_t)displs[rank] * t->size : mine;
+          for (int i = 0; i < own; ++i)
+            expect(t, got, i, data_of(t, rank + 40, i, salt + root),
+                   in_place ? "scatterv in place" : "scatterv", -1, root, count);
+          canon none = {0, 0};
+          if (!here) expect(t, mine, own, none, "scatterv (past the block)", -1, root, count);
+          free(sent);
+        }
+        if (k >= 0 && rank != root) continue;
+        canon zero = {0, 0};
+        for (int r = 0; r < size; ++r) {
+          for (int i = 0; i < sizes[r]; ++i)
+            expect(t, buffer + (size_t)displs[r] * t->size, i, data_of(t, r, i, salt + root), what,
+                   -1, root, count);
+          /* the gap after each block */
+          expect(t, buffer + (size_t)(displs[r] + sizes[r]) * t->size, 0, zero, what, -1, root,
+                 count);
+        }
+      }
+    }
+    free(buffer);
+    free(mine);
+  }
+  free(sizes);
+  free(displs);
+}
+
 /* One type of each class (and the reduction element sizes): the other communicator kinds run
  * these, world and the split every type, to keep the run short. */
 static int representative(const char* name) {
@@ -471,9 +590,13 @@ static void suite(MPI_Comm comm, const char* name, int salt, int every_type) {
   for (int k = 0; k < type_count; ++k) {
     if (!every_type && !representative(types[k].name)) continue;
     for (int op = 0; op < OPS; ++op)
-      if (defined(types[k].klass, op)) reductions(comm, &types[k], op, salt + k + op);
+      if (defined(types[k].klass, op)) {
+        reductions(comm, &types[k], op, salt + k + op);
+        scattered_reductions(comm, &types[k], op, salt + k + op);
+      }
     movements(comm, &types[k], salt + k);
     blocks(comm, &types[k], salt + k);
+    vectors(comm, &types[k], salt + k);
     MPI_Barrier(comm);
   }
 }

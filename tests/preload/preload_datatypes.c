@@ -1,6 +1,7 @@
 /* Plain MPI program: ranks describe the same data with different datatypes (legal MPI: only the
  * type signatures must match). Derived types on some ranks, the equivalent predefined count on
- * the others, dense, reordered and strided, in bcast and allgather (with and without MPI_IN_PLACE),
+ * the others, dense, reordered and strided, in bcast, allgather, allgatherv and gatherv (with and
+ * without MPI_IN_PLACE),
  * between reductions on the same communicator. Every rank's results are gathered to rank 0, which
  * prints them, so a preloaded run must print exactly what MPI prints (and must not hang: every rank
  * has to take the same path). */
@@ -207,6 +208,65 @@ int main(int argc, char** argv) {
       if (matrix[i] != i + 7 || matrix[size + i] != i * round) ++failures;
     free(matrix);
     free(all);
+
+    /* allgatherv and gatherv: rank r sends r + 1 groups of 4 ints (rank 1: none), as contiguous(4)
+     * or as ints; received as ints with a gap of 2 between blocks, or as every_other (strided,
+     * packed by the preload), one block after the other. The root of gatherv receives in place in
+     * odd rounds. */
+    {
+      const int groups = rank == 1 ? 0 : rank + 1;
+      int* sent = malloc(sizeof(int) * 4 * (size_t)(groups + 1));
+      for (int i = 0; i < 4 * groups; ++i) sent[i] = 100 * rank + i + round;
+      int* counts = malloc(sizeof(int) * (size_t)size);
+      int* displs = malloc(sizeof(int) * (size_t)size);
+      int total = 0;
+      for (int r = 0; r < size; ++r) {
+        const int n = r == 1 ? 0 : r + 1;
+        counts[r] = derived_here ? n : 4 * n;
+        displs[r] = derived_here ? total : 4 * total + 2 * r;
+        total += n;
+      }
+      const size_t room = (size_t)(8 * total + 2 * size + 8);
+      int* got = malloc(sizeof(int) * room);
+      for (int pass = 0; pass < 2; ++pass) {
+        const int gathering = pass == 1;
+        const int in_place = gathering && rank == root && round % 2 == 1;
+        for (size_t i = 0; i < room; ++i) got[i] = -1;
+        if (in_place) {
+          /* this rank's own block, placed as the receive type lays it out */
+          for (int i = 0; i < 4 * groups; ++i) {
+            const int at =
+                derived_here ? (displs[rank] + i / 4) * 7 + (i % 4) * 2 : displs[rank] + i;
+            got[at] = sent[i];
+          }
+        }
+        const void* from = in_place ? MPI_IN_PLACE : sent;
+        const int send_count = derived_here ? groups : 4 * groups;
+        const MPI_Datatype send_type = derived_here ? four_ints : MPI_INT;
+        const MPI_Datatype receive_type = derived_here ? every_other : MPI_INT;
+        if (gathering)
+          MPI_Gatherv(from, send_count, send_type, got, counts, displs, receive_type, root, comm);
+        else
+          MPI_Allgatherv(sent, send_count, send_type, got, counts, displs, receive_type, comm);
+        if (gathering && rank != root) continue;
+        int* flat = malloc(sizeof(int) * (size_t)(4 * total + 1));
+        int k = 0;
+        for (int r = 0; r < size; ++r) {
+          const int n = r == 1 ? 0 : r + 1;
+          for (int i = 0; i < 4 * n; ++i) {
+            const int at = derived_here ? (displs[r] + i / 4) * 7 + (i % 4) * 2 : displs[r] + i;
+            flat[k++] = got[at];
+            if (got[at] != 100 * r + i + round) ++failures;
+          }
+        }
+        note_ints(gathering ? (in_place ? "gatherv in place" : "gatherv") : "allgatherv", flat, k);
+        free(flat);
+      }
+      free(got);
+      free(displs);
+      free(counts);
+      free(sent);
+    }
 
     MPI_Barrier(comm);
     /* Rank 0 prints every rank's lines, in rank order. */

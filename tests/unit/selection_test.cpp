@@ -229,6 +229,59 @@ TEST(selection, gather_scatter_alltoall_tables) {
             "set by CACHECOMM_ALLTOALL");
 }
 
+// scatterv and allgatherv: single copy from 64 KiB blocks at 2 ranks on their own cores;
+// reduce_scatter_block central; gatherv by the node shape alone (only its root knows the sizes).
+TEST(selection, vector_collectives_tables) {
+  using cachecomm::allgatherv_algorithm;
+  using cachecomm::gatherv_algorithm;
+  using cachecomm::reduce_scatter_algorithm;
+  const struct {
+    std::size_t bytes;
+    node_case node;
+    bool single_copy;
+  } rows[] = {
+      {8, pair, false},
+      {64 * KiB - 1, pair, false},
+      {64 * KiB, pair, true},
+      {2 * MiB, pair_without_single_copy, false},
+      {2 * MiB, pair_oversubscribed, false},
+      {2 * MiB, three, false},
+  };
+  for (const auto& row : rows) {
+    const selection_input input = input_of(row.bytes, row.node);
+    const auto scattered = select_reduce_scatter(input, reduce_scatter_algorithm::automatic);
+    EXPECT_EQ(scattered.algorithm, reduce_scatter_algorithm::central)
+        << "reduce_scatter_block " << row.bytes << " B at " << row.node.ranks << " ranks";
+    const auto scattered_v = select_scatterv(input, cachecomm::scatterv_algorithm::automatic);
+    EXPECT_EQ(scattered_v.algorithm == cachecomm::scatterv_algorithm::single_copy, row.single_copy)
+        << "scatterv " << row.bytes << " B at " << row.node.ranks << " ranks";
+    EXPECT_FALSE(scattered.reason.empty());
+  }
+  EXPECT_EQ(
+      select_allgatherv(input_of(64 * KiB - 1, pair), allgatherv_algorithm::automatic).algorithm,
+      allgatherv_algorithm::central);
+  EXPECT_EQ(select_allgatherv(input_of(64 * KiB, pair), allgatherv_algorithm::automatic).algorithm,
+            allgatherv_algorithm::single_copy);
+  EXPECT_EQ(select_allgatherv(input_of(MiB, three), allgatherv_algorithm::automatic).algorithm,
+            allgatherv_algorithm::central);
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, 4 * MiB}) {
+    EXPECT_EQ(select_gatherv(input_of(bytes, pair), gatherv_algorithm::automatic).algorithm,
+              gatherv_algorithm::single_copy);
+    EXPECT_EQ(select_gatherv(input_of(bytes, three), gatherv_algorithm::automatic).algorithm,
+              gatherv_algorithm::central);
+    EXPECT_EQ(
+        select_gatherv(input_of(bytes, pair_without_single_copy), gatherv_algorithm::automatic)
+            .algorithm,
+        gatherv_algorithm::central);
+  }
+  EXPECT_EQ(select_gatherv(input_of(8, pair), gatherv_algorithm::central).reason,
+            "set by CACHECOMM_GATHERV");
+  EXPECT_EQ(select_allgatherv(input_of(8, pair), allgatherv_algorithm::single_copy).reason,
+            "set by CACHECOMM_ALLGATHERV");
+  EXPECT_EQ(select_reduce_scatter(input_of(8, pair), reduce_scatter_algorithm::single_copy).reason,
+            "set by CACHECOMM_REDUCE_SCATTER");
+}
+
 TEST(selection, barrier_table) {
   const struct {
     node_case node;
@@ -288,6 +341,22 @@ TEST(selection, every_registry_entry_has_a_unique_name_and_a_function) {
   for (const auto& entry : alltoall_registry()) {
     EXPECT_NE(entry.run, nullptr) << entry.name;
     EXPECT_EQ(cachecomm::parse_alltoall_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : reduce_scatter_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_reduce_scatter_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : allgatherv_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_allgatherv_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : gatherv_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_gatherv_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : scatterv_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_scatterv_algorithm(entry.name), entry.id);
   }
   for (const auto& entry : barrier_registry())
     EXPECT_EQ(cachecomm::parse_barrier_algorithm(entry.name), entry.id);

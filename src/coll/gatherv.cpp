@@ -1,0 +1,193 @@
+// Gatherv on one node. Only the root knows the counts. Every rank posts in its 4 KiB slot its own
+// count, the address of its block and, up to 4064 bytes, the block itself; the root reads them all
+// and compares each count with its own count for that rank.
+//
+// central: the root also posts the largest count and every count in its slot, and every other rank
+// reads it and checks its own count, so both sides of a disagreement know it and report it after
+// the same steps (the communicator stays usable). Blocks larger than the slot follow through the
+// data region, one chunk per rank and step, as many steps as the largest block needs (every rank
+// knows that number from the root's slot).
+//
+// single copy: no counts from the root: a rank whose block fits in its slot posts it and leaves at
+// once (as in gather), a larger block is pulled by the root from its owner's buffer in the same
+// step (its owner waits for that). A disagreement is reported by the root alone (as MPI reports a
+// truncation at the receiver).
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "cachecomm/error.hpp"
+#include "coll/coll_engine.hpp"
+#include "coll/mismatch_error.hpp"
+#include "coll/shared_copy.hpp"
+
+namespace cachecomm::detail {
+
+namespace {
+
+/// A non-root's first slot: its count, its block's address, then the block if it fits.
+constexpr std::size_t header_words = 2;
+constexpr std::size_t inline_bytes = coll_engine::slot_payload - header_words * 8;
+
+std::uint64_t word(const std::byte* slot, std::size_t index) {
+  std::uint64_t value = 0;
+  std::memcpy(&value, slot + index * 8, 8);
+  return value;
+}
+void put_word(std::byte* slot, std::size_t index, std::uint64_t value) {
+  std::memcpy(slot + index * 8, &value, 8);
+}
+
+/// The bytes a rank's block moves outside the first slot (0: it went in the slot, or the two sides
+/// disagree about whether it does).
+std::size_t large_part(std::size_t sent, std::size_t expected) {
+  return sent > inline_bytes && expected > inline_bytes ? std::min(sent, expected) : 0;
+}
+
+}  // namespace
+
+void coll_engine::gatherv(const vector_call& call, gatherv_algorithm algorithm) {
+  const gatherv_entry& entry = entry_of(algorithm);  // refuses `automatic` first
+  if (m_size == 1) {
+    const std::size_t n = std::min(call.own_bytes, call.bytes[0]);
+    auto* own = static_cast<std::byte*>(call.output) + call.offsets[0];
+    if (n != 0 && call.input != own) std::memcpy(own, call.input, n);
+    if (call.own_bytes != call.bytes[0]) {
+      throw mismatch_error("cachecomm: gatherv: the root sends " + std::to_string(call.own_bytes) +
+                               " bytes but its counts give it " + std::to_string(call.bytes[0]),
+                           mismatch_error::field::size);
+    }
+    return;
+  }
+  // The root's first slot holds the largest count and every count.
+  if ((static_cast<std::size_t>(m_size) + 1) * 8 > slot_payload) {
+    throw unsupported_error("cachecomm: gatherv: more than " +
+                            std::to_string(slot_payload / 8 - 1) +
+                            " ranks on one node (the root's counts must fit in one slot)");
+  }
+  begin_call(call_kind::gatherv, 0, datatype::byte, 0xffU);
+  entry.run(*this, call);
+}
+
+void coll_engine::gatherv(const vector_call& call, bool single_copy) {
+  const auto me = static_cast<std::size_t>(m_rank);
+  const auto size = static_cast<std::size_t>(m_size);
+  const auto root = static_cast<std::size_t>(call.root);
+  const bool is_root = me == root;
+  const auto* in = static_cast<const std::byte*>(call.input);
+  auto* out = static_cast<std::byte*>(call.output);
+  // The first disagreement this rank saw: the rank, what it sends, what the root expects.
+  int disagreeing = -1;
+  std::size_t disagreeing_sent = 0;
+  std::size_t disagreeing_expected = 0;
+  auto disagree = [&](std::size_t rank, std::size_t sent, std::size_t expected) {
+    if (disagreeing < 0) {
+      disagreeing = static_cast<int>(rank);
+      disagreeing_sent = sent;
+      disagreeing_expected = expected;
+    }
+  };
+
+  const std::uint32_t step = begin_step();
+  std::size_t largest = 0;   // central: the largest block that goes through the region
+  std::size_t expected = 0;  // central, non-root: the root's count for this rank
+  int error_number = 0;
+  int failed_rank = -1;
+  if (is_root) {
+    if (!single_copy) {
+      // The counts, for the others to check theirs and to know the data steps.
+      ensure_free(step, slot_depth(slot_payload));
+      std::byte* own_slot = slot_data(m_rank, step, slot_payload);
+      for (std::size_t r = 0; r < size; ++r) {
+        if (r != me) largest = std::max(largest, call.bytes[r]);
+      }
+      put_word(own_slot, 0, largest);
+      std::memcpy(own_slot + 8, call.bytes, size * 8);
+      post_slot(step, slot_payload);
+    }
+    const std::size_t own = std::min(call.own_bytes, call.bytes[me]);
+    if (own != 0 && in != out + call.offsets[me]) std::memcpy(out + call.offsets[me], in, own);
+    if (call.own_bytes != call.bytes[me]) disagree(me, call.own_bytes, call.bytes[me]);
+    for (std::size_t distance = 1; distance < size; ++distance) {
+      const std::size_t rank = (me + distance) % size;
+      wait_slot(static_cast<int>(rank), step, slot_payload, "gatherv (a rank's slot)");
+      const std::byte* slot = slot_data(static_cast<int>(rank), step, slot_payload);
+      const std::size_t sent = word(slot, 0);
+      const std::size_t wanted = call.bytes[rank];
+      m_addresses[rank] = sent;  // what the data steps below move from this rank
+      std::byte* into = out + call.offsets[rank];
+      if (sent != wanted) disagree(rank, sent, wanted);
+      if (wanted <= inline_bytes) {
+        const std::size_t n = sent <= inline_bytes ? std::min(sent, wanted) : 0;
+        if (n != 0) std::memcpy(into, slot + header_words * 8, n);
+      } else if (single_copy && error_number == 0 && large_part(sent, wanted) != 0) {
+        error_number = m_cross->copy_from(static_cast<int>(rank), into, word(slot, 1),
+                                          large_part(sent, wanted));
+        if (error_number != 0) failed_rank = static_cast<int>(rank);
+      }
+    }
+  } else {
+    ensure_free(step, slot_depth(slot_payload));
+    std::byte* own_slot = slot_data(m_rank, step, slot_payload);
+    put_word(own_slot, 0, call.own_bytes);
+    put_word(own_slot, 1, reinterpret_cast<std::uintptr_t>(call.input));
+    if (call.own_bytes <= inline_bytes && call.own_bytes != 0)
+      std::memcpy(own_slot + header_words * 8, in, call.own_bytes);
+    post_slot(step, slot_payload);
+    if (!single_copy) {
+      wait_slot(call.root, step, slot_payload, "gatherv (the root's counts)");
+      const std::byte* counts = slot_data(call.root, step, slot_payload);
+      largest = word(counts, 0);
+      expected = word(counts, 1 + me);
+      if (call.own_bytes != expected) disagree(me, call.own_bytes, expected);
+    }
+  }
+  finish_step(step);
+
+  if (single_copy && !is_root && call.own_bytes > inline_bytes) {
+    // The root reads this rank's buffer in this step (unless its count for it fits in a slot):
+    // the caller may reuse the buffer only after.
+    m_wait->wait_reach(m_done[root].value, step, call.root,
+                       "gatherv (the root reading this rank's block)");
+  }
+  if (!single_copy && largest > inline_bytes) {
+    // Every rank takes these steps; only the ranks with a block larger than a slot post in them.
+    const std::size_t chunk = m_tuning.region_bytes / size / cache_line_size * cache_line_size;
+    const std::size_t sending = is_root ? 0 : large_part(call.own_bytes, expected);
+    for (std::size_t offset = 0; offset < largest; offset += chunk) {
+      const std::uint32_t data_step = begin_step();
+      if (sending > offset) {
+        ensure_free(data_step, 2);
+        copy_to_shared(region(data_step) + me * chunk, in + offset,
+                       std::min(chunk, sending - offset), m_tuning.streaming_stores);
+        post_region(data_step);
+      }
+      if (is_root) {
+        for (std::size_t distance = 1; distance < size; ++distance) {
+          const std::size_t rank = (me + distance) % size;
+          const std::size_t moved = large_part(m_addresses[rank], call.bytes[rank]);
+          if (moved <= offset) continue;
+          wait_region(static_cast<int>(rank), data_step, "gatherv (a rank's block)");
+          std::memcpy(out + call.offsets[rank] + offset, region(data_step) + rank * chunk,
+                      std::min(chunk, moved - offset));
+        }
+      }
+      finish_step(data_step);
+    }
+  }
+  if (error_number != 0) {
+    throw cross_memory_failure("single-copy gatherv", false, failed_rank, error_number);
+  }
+  if (disagreeing >= 0) {
+    const std::string who = static_cast<std::size_t>(disagreeing) == me
+                                ? "this rank (node rank " + std::to_string(me) + ")"
+                                : "node rank " + std::to_string(disagreeing);
+    throw mismatch_error(
+        "cachecomm: gatherv: " + who + " sends " + std::to_string(disagreeing_sent) +
+            " bytes, but the root's count for it (node rank " + std::to_string(root) +
+            "'s counts) is " + std::to_string(disagreeing_expected) + " bytes",
+        mismatch_error::field::size);
+  }
+}
+
+}  // namespace cachecomm::detail

@@ -1,0 +1,376 @@
+// Public entry points of reduce_scatter_block, allgatherv and gatherv: argument checks, the
+// automatic choice, and the multi-node case (handed to the system MPI whole, as for the block
+// collectives). The algorithms are in reduce_scatter_block.cpp, allgatherv.cpp and gatherv.cpp.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cachecomm/collectives.hpp"
+#include "cachecomm/error.hpp"
+#include "coll/algorithm_registry.hpp"
+#include "coll/coll_engine.hpp"
+#include "coll/entry_points.hpp"
+#include "coll/mismatch_error.hpp"
+#include "coll/selection.hpp"
+#include "core/comm_impl.hpp"
+#include "core/mpi_check.hpp"
+#include "core/mpi_types.hpp"
+
+namespace cachecomm {
+
+namespace {
+
+using detail::engine_of;
+using detail::selection_for;
+
+int mpi_count(std::size_t count, const char* what) {
+  return detail::mpi_int_count<unsupported_error>(count, [what] {
+    return std::string("cachecomm: ") + what +
+           " across nodes is limited to INT_MAX bytes (elements) per count in one MPI call";
+  });
+}
+
+std::size_t element_size(const char* what, datatype type) {
+  const int type_value = static_cast<int>(type);
+  if (type_value < 0 || type_value > static_cast<int>(datatype::byte)) {
+    throw invalid_argument(std::string("cachecomm: ") + what + ": unknown datatype value " +
+                           std::to_string(type_value));
+  }
+  return size_of(type);
+}
+
+std::size_t checked_bytes(const char* what, std::size_t count, std::size_t element,
+                          std::size_t ranks) {
+  std::size_t total = 0;
+  if (__builtin_mul_overflow(count, element * ranks, &total)) {
+    throw invalid_argument(std::string("cachecomm: ") + what + ": count " + std::to_string(count) +
+                           " overflows the byte size");
+  }
+  return count * element;
+}
+
+void check_buffer(const char* what, const char* which, const void* buffer) {
+  if (buffer == nullptr || buffer == in_place) {
+    throw invalid_argument(std::string("cachecomm: ") + what + ": " + which + " buffer is " +
+                           (buffer == nullptr ? "null" : "in_place") + " but its count is not 0");
+  }
+}
+
+/// Per-rank byte counts and offsets from element counts and displacements, checked.
+struct byte_layout {
+  std::vector<std::size_t> bytes;
+  std::vector<std::size_t> offsets;
+  std::size_t largest = 0;
+};
+
+/// This thread's layout, refilled by every call (its vectors keep their capacity: a small call
+/// allocates nothing). Empty until fill_layout.
+byte_layout& reusable_layout() {
+  thread_local byte_layout layout;
+  layout.bytes.clear();
+  layout.offsets.clear();
+  layout.largest = 0;
+  return layout;
+}
+
+void fill_layout(byte_layout& layout, const char* what, const comm& c,
+                 std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
+                 std::size_t element) {
+  const auto ranks = static_cast<std::size_t>(c.size());
+  if (counts.size() != ranks || displacements.size() != ranks) {
+    throw invalid_argument(
+        std::string("cachecomm: ") + what + ": " + std::to_string(counts.size()) + " counts and " +
+        std::to_string(displacements.size()) + " displacements for a communicator of " +
+        std::to_string(ranks) + " ranks (one each per rank)");
+  }
+  layout.bytes.resize(ranks);
+  layout.offsets.resize(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    layout.bytes[r] = checked_bytes(what, counts[r], element, 1);
+    layout.offsets[r] = checked_bytes(what, displacements[r], element, 1);
+    layout.largest = std::max(layout.largest, layout.bytes[r]);
+  }
+}
+
+/// The description allgatherv's ranks compare: FNV-1a over every rank's byte count.
+std::uint64_t fingerprint_of(const std::vector<std::size_t>& bytes) {
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (std::size_t value : bytes) {
+    for (int shift = 0; shift < 64; shift += 8) {
+      hash = (hash ^ ((value >> static_cast<unsigned>(shift)) & 0xffU)) * 1099511628211ULL;
+    }
+  }
+  return hash;
+}
+
+std::vector<int> mpi_counts(const std::vector<std::size_t>& values, const char* what) {
+  std::vector<int> result;
+  result.reserve(values.size());
+  for (std::size_t value : values) result.push_back(mpi_count(value, what));
+  return result;
+}
+
+template <typename Algorithm>
+algorithm_choice explained(const detail::selection<Algorithm>& chosen) {
+  return {std::string(to_string(chosen.algorithm)), std::string(chosen.reason)};
+}
+
+}  // namespace
+
+algorithm_choice explain_reduce_scatter(comm& c, std::size_t bytes) {
+  auto& engine = engine_of(c);
+  return explained(detail::select_reduce_scatter(selection_for(c, engine, bytes),
+                                                 engine.tuning().reduce_scatter));
+}
+algorithm_choice explain_allgatherv(comm& c, std::size_t bytes) {
+  auto& engine = engine_of(c);
+  return explained(
+      detail::select_allgatherv(selection_for(c, engine, bytes), engine.tuning().allgatherv));
+}
+algorithm_choice explain_gatherv(comm& c, std::size_t bytes) {
+  auto& engine = engine_of(c);
+  return explained(
+      detail::select_gatherv(selection_for(c, engine, bytes), engine.tuning().gatherv));
+}
+
+algorithm_choice explain_scatterv(comm& c, std::size_t bytes) {
+  auto& engine = engine_of(c);
+  return explained(
+      detail::select_scatterv(selection_for(c, engine, bytes), engine.tuning().scatterv));
+}
+
+void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t count_per_rank,
+                          datatype type, reduce_op op) {
+  reduce_scatter_block(c, send, receive, count_per_rank, type, op,
+                       reduce_scatter_algorithm::automatic);
+}
+
+void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t count_per_rank,
+                          datatype type, reduce_op op, reduce_scatter_algorithm algorithm) {
+  constexpr const char* what = "reduce_scatter_block";
+  auto& engine = engine_of(c);
+  const auto ranks = static_cast<std::size_t>(c.size());
+  const std::size_t block = checked_bytes(what, count_per_rank, element_size(what, type), ranks);
+  if (op == reduce_op::replace) {
+    throw unsupported_error(
+        "cachecomm: reduce_scatter_block: reduce_op::replace is not supported by collectives (it "
+        "is an accumulate operation)");
+  }
+  if (!supports(type, op)) {
+    throw unsupported_error("cachecomm: reduce_scatter_block: operation " +
+                            std::string(to_string(op)) + " is not supported on " +
+                            std::string(to_string(type)));
+  }
+  if (block == 0) return;
+  check_buffer(what, "receive", receive);
+  if (send != in_place) check_buffer(what, "send", send);
+  if (!c.impl().single_node()) {
+    CACHECOMM_MPI(MPI_Reduce_scatter_block(
+        send == in_place ? MPI_IN_PLACE : send, receive, mpi_count(count_per_rank, what),
+        detail::mpi_datatype_of(type), detail::mpi_op_of(op), c.mpi_comm()));
+    return;
+  }
+  if (algorithm == reduce_scatter_algorithm::automatic) {
+    algorithm = detail::select_reduce_scatter(selection_for(c, engine, block),
+                                              engine.tuning().reduce_scatter)
+                    .algorithm;
+  }
+  // In place, single copy: the others read this rank's input while its result overwrites the
+  // first block, so the input is copied aside (central stages each chunk before it writes).
+  std::vector<std::byte> staged;
+  const void* input = send == in_place ? receive : send;
+  if (send == in_place && algorithm == reduce_scatter_algorithm::single_copy) {
+    staged.assign(static_cast<const std::byte*>(receive),
+                  static_cast<const std::byte*>(receive) + block * ranks);
+    input = staged.data();
+  }
+  engine.reduce_scatter_block(input, receive, count_per_rank, type, op, algorithm);
+}
+
+void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive,
+                std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
+                datatype type) {
+  allgatherv(c, send, send_count, receive, counts, displacements, type,
+             allgatherv_algorithm::automatic);
+}
+
+void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive,
+                std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
+                datatype type, allgatherv_algorithm algorithm) {
+  constexpr const char* what = "allgatherv";
+  auto& engine = engine_of(c);
+  const std::size_t element = element_size(what, type);
+  byte_layout& layout = reusable_layout();
+  fill_layout(layout, what, c, counts, displacements, element);
+  const auto me = static_cast<std::size_t>(c.rank());
+  if (layout.largest == 0 && (send == in_place || send_count == 0)) return;
+  check_buffer(what, "receive", receive);
+  auto* out = static_cast<std::byte*>(receive);
+  const std::size_t own =
+      send == in_place ? layout.bytes[me] : checked_bytes(what, send_count, element, 1);
+  if (send != in_place && own != 0) check_buffer(what, "send", send);
+  const void* input = send == in_place ? out + layout.offsets[me] : send;
+  if (!c.impl().single_node()) {
+    const std::vector<int> mpi_bytes = mpi_counts(layout.bytes, what);
+    const std::vector<int> mpi_offsets = mpi_counts(layout.offsets, what);
+    CACHECOMM_MPI(MPI_Allgatherv(send == in_place ? MPI_IN_PLACE : send, mpi_count(own, what),
+                                 MPI_BYTE, receive, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
+                                 c.mpi_comm()));
+    return;
+  }
+  // A rank whose own count disagrees with counts[rank] takes part with what it sends: its counts
+  // then differ from the others', and every rank's description comparison reports it.
+  const std::size_t expected = layout.bytes[me];
+  layout.bytes[me] = own;
+  if (algorithm == allgatherv_algorithm::automatic) {
+    algorithm = detail::select_allgatherv(selection_for(c, engine, layout.largest),
+                                          engine.tuning().allgatherv)
+                    .algorithm;
+  }
+  // Such a rank receives into scratch: its view of the blocks does not fit the caller's buffer.
+  std::vector<std::byte> scratch;
+  void* output = receive;
+  if (own != expected) {
+    std::size_t end = 0;
+    for (std::size_t r = 0; r < layout.bytes.size(); ++r)
+      end = std::max(end, layout.offsets[r] + layout.bytes[r]);
+    scratch.resize(end);
+    if (send == in_place) {
+      std::memcpy(scratch.data() + layout.offsets[me], input, std::min(own, expected));
+      input = scratch.data() + layout.offsets[me];
+    }
+    output = scratch.data();
+  }
+  const detail::vector_call call{input, own, output, layout.bytes.data(), layout.offsets.data(),
+                                 -1};
+  auto own_count_error = [&] {
+    return detail::mismatch_error("cachecomm: allgatherv: this rank (rank " + std::to_string(me) +
+                                      ") sends " + std::to_string(own) + " bytes, but counts[" +
+                                      std::to_string(me) + "] gives " + std::to_string(expected),
+                                  detail::mismatch_error::field::size);
+  };
+  try {
+    engine.allgatherv(call, fingerprint_of(layout.bytes), algorithm);
+  } catch (const detail::mismatch_error&) {
+    if (own != expected) throw own_count_error();
+    throw;
+  }
+  if (own != expected) throw own_count_error();
+}
+
+void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
+             std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
+             datatype type, int root) {
+  gatherv(c, send, send_count, receive, counts, displacements, type, root,
+          gatherv_algorithm::automatic);
+}
+
+void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
+             std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
+             datatype type, int root, gatherv_algorithm algorithm) {
+  constexpr const char* what = "gatherv";
+  auto& engine = engine_of(c);
+  const std::size_t element = element_size(what, type);
+  if (root < 0 || root >= c.size()) {
+    throw invalid_argument("cachecomm: gatherv: root " + std::to_string(root) +
+                           " is not a rank of the communicator (size " + std::to_string(c.size()) +
+                           ")");
+  }
+  const bool is_root = c.rank() == root;
+  if (send == in_place && !is_root) {
+    throw invalid_argument("cachecomm: gatherv: send is in_place on a rank that is not the root");
+  }
+  byte_layout& layout = reusable_layout();
+  if (is_root) fill_layout(layout, what, c, counts, displacements, element);
+  auto* out = static_cast<std::byte*>(receive);
+  if (is_root && layout.largest != 0) check_buffer(what, "receive", receive);
+  const std::size_t own = send == in_place ? layout.bytes[static_cast<std::size_t>(root)]
+                                           : checked_bytes(what, send_count, element, 1);
+  if (send != in_place && own != 0) check_buffer(what, "send", send);
+  const void* input =
+      send == in_place ? out + layout.offsets[static_cast<std::size_t>(root)] : send;
+  if (!c.impl().single_node()) {
+    std::vector<int> mpi_bytes;
+    std::vector<int> mpi_offsets;
+    if (is_root) {
+      mpi_bytes = mpi_counts(layout.bytes, what);
+      mpi_offsets = mpi_counts(layout.offsets, what);
+    }
+    CACHECOMM_MPI(MPI_Gatherv(send == in_place ? MPI_IN_PLACE : send, mpi_count(own, what),
+                              MPI_BYTE, receive, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
+                              root, c.mpi_comm()));
+    return;
+  }
+  if (algorithm == gatherv_algorithm::automatic) {
+    // Not from the sizes: only the root knows them, and every rank must choose the same.
+    algorithm =
+        detail::select_gatherv(selection_for(c, engine, 0), engine.tuning().gatherv).algorithm;
+  }
+  const detail::vector_call call{input,
+                                 own,
+                                 receive,
+                                 is_root ? layout.bytes.data() : nullptr,
+                                 is_root ? layout.offsets.data() : nullptr,
+                                 root};
+  engine.gatherv(call, algorithm);
+}
+
+void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
+              std::span<const std::size_t> displacements, void* receive, std::size_t receive_count,
+              datatype type, int root) {
+  scatterv(c, send, counts, displacements, receive, receive_count, type, root,
+           scatterv_algorithm::automatic);
+}
+
+void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
+              std::span<const std::size_t> displacements, void* receive, std::size_t receive_count,
+              datatype type, int root, scatterv_algorithm algorithm) {
+  constexpr const char* what = "scatterv";
+  auto& engine = engine_of(c);
+  const std::size_t element = element_size(what, type);
+  if (root < 0 || root >= c.size()) {
+    throw invalid_argument("cachecomm: scatterv: root " + std::to_string(root) +
+                           " is not a rank of the communicator (size " + std::to_string(c.size()) +
+                           ")");
+  }
+  const bool is_root = c.rank() == root;
+  const bool keep_in_place = receive == in_place_receive;
+  if (keep_in_place && !is_root) {
+    throw invalid_argument(
+        "cachecomm: scatterv: receive is in_place on a rank that is not the root");
+  }
+  byte_layout& layout = reusable_layout();
+  if (is_root) fill_layout(layout, what, c, counts, displacements, element);
+  if (is_root && layout.largest != 0) check_buffer(what, "send", send);
+  const auto me = static_cast<std::size_t>(c.rank());
+  const std::size_t own =
+      keep_in_place ? layout.bytes[me] : checked_bytes(what, receive_count, element, 1);
+  if (!keep_in_place && own != 0) check_buffer(what, "receive", receive);
+  if (!c.impl().single_node()) {
+    std::vector<int> mpi_bytes;
+    std::vector<int> mpi_offsets;
+    if (is_root) {
+      mpi_bytes = mpi_counts(layout.bytes, what);
+      mpi_offsets = mpi_counts(layout.offsets, what);
+    }
+    CACHECOMM_MPI(MPI_Scatterv(send, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
+                               keep_in_place ? MPI_IN_PLACE : receive, mpi_count(own, what),
+                               MPI_BYTE, root, c.mpi_comm()));
+    return;
+  }
+  if (algorithm == scatterv_algorithm::automatic) {
+    // The root's choice is the one taken (it travels in its slot).
+    algorithm =
+        detail::select_scatterv(selection_for(c, engine, layout.largest), engine.tuning().scatterv)
+            .algorithm;
+  }
+  const detail::vector_call call{send,
+                                 own,
+                                 keep_in_place ? nullptr : receive,
+                                 is_root ? layout.bytes.data() : nullptr,
+                                 is_root ? layout.offsets.data() : nullptr,
+                                 root};
+  engine.scatterv(call, algorithm);
+}
+
+}  // namespace cachecomm

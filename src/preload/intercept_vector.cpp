@@ -1,0 +1,310 @@
+// MPI_Reduce_scatter_block, MPI_Allgatherv, MPI_Gatherv and MPI_Scatterv: served by cachecomm when
+// it handles the case, otherwise passed to PMPI with the reason counted.
+//
+// As in intercept_gather_scatter.cpp, every decision to pass through depends only on what MPI
+// requires to match on all ranks: the communicator, the root, the reduction (predefined datatype
+// and operation), and for MPI_Allgatherv the receive counts, which every rank passes. The counts of
+// MPI_Gatherv and MPI_Scatterv are the root's alone, so empty calls are served too (every rank
+// takes its one step). Counts that disagree across ranks fail on the ranks concerned with
+// MPI_ERR_TRUNCATE (the C++ API's mismatch errors), never with wrong data. Datatypes that are not
+// dense are packed; the displacements may be negative (they are taken from the lowest one).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "cachecomm/collectives.hpp"
+#include "preload/collective_routing.hpp"
+#include "preload/type_layout.hpp"
+
+namespace preload = cachecomm::detail::preload;
+using preload::call_kind;
+using preload::outcome;
+using preload::pass_through;
+using preload::route_call;
+using preload::serve;
+using preload::valid_root;
+
+namespace {
+
+/// A v-call's receive side in bytes: where each rank's block lies from `base` (the lowest
+/// displacement), and where it lies in a packed buffer when the datatype is not dense.
+struct receive_blocks {
+  std::byte* base = nullptr;
+  std::vector<std::size_t> bytes;
+  std::vector<std::size_t> offsets;  ///< from base (dense) or in the packed buffer
+  std::vector<std::size_t> packed;   ///< offsets in the packed buffer
+  std::size_t packed_total = 0;
+};
+
+/// This thread's blocks of the call (refilled by every call, so a small call allocates nothing).
+const receive_blocks& blocks_of(void* recvbuf, const int* recvcounts, const int* displs, int ranks,
+                                const preload::type_layout& layout) {
+  thread_local receive_blocks blocks;
+  const auto count = static_cast<std::size_t>(ranks);
+  const int lowest = *std::min_element(displs, displs + ranks);
+  blocks.base =
+      static_cast<std::byte*>(recvbuf) + static_cast<std::ptrdiff_t>(lowest) * layout.extent;
+  blocks.bytes.resize(count);
+  blocks.offsets.resize(count);
+  blocks.packed.resize(count);
+  blocks.packed_total = 0;
+  for (std::size_t r = 0; r < count; ++r) {
+    blocks.bytes[r] = static_cast<std::size_t>(recvcounts[r]) * layout.size;
+    blocks.packed[r] = blocks.packed_total;
+    blocks.packed_total += blocks.bytes[r];
+    blocks.offsets[r] = layout.dense ? static_cast<std::size_t>(displs[r] - lowest) *
+                                           static_cast<std::size_t>(layout.extent)
+                                     : blocks.packed[r];
+  }
+  return blocks;
+}
+
+/// The block of rank `r` in the program's receive buffer.
+std::byte* block_at(void* recvbuf, const int* displs, int r, const preload::type_layout& layout) {
+  return static_cast<std::byte*>(recvbuf) + static_cast<std::ptrdiff_t>(displs[r]) * layout.extent;
+}
+
+bool any_negative(const int* values, int n) {
+  return std::any_of(values, values + n, [](int v) { return v < 0; });
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  constexpr call_kind kind = call_kind::reduce_scatter_block;
+  auto pass = [&] {
+    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+  };
+  if (preload::inside_cachecomm()) return pass();
+  preload::route r = route_call(kind, comm);
+  if (r.error_code != MPI_SUCCESS) return r.error_code;
+  if (r.fast == nullptr) return pass_through(kind, r.why_not, pass);
+  outcome why = outcome::served;
+  const auto reduction = preload::reduction_for(datatype, op, why);
+  if (!reduction) return pass_through(kind, why, pass);
+  if (recvcount < 0) return pass_through(kind, outcome::invalid_argument, pass);
+  if (recvcount == 0) return pass_through(kind, outcome::empty, pass);
+  const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
+  return serve(kind, comm, "MPI_Reduce_scatter_block", [&] {
+    cachecomm::reduce_scatter_block(*r.fast, send, recvbuf, static_cast<std::size_t>(recvcount),
+                                    reduction->type, reduction->op);
+  });
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm) {
+  constexpr call_kind kind = call_kind::allgatherv;
+  auto pass = [&] {
+    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           comm);
+  };
+  if (preload::inside_cachecomm()) return pass();
+  preload::route r = route_call(kind, comm);
+  if (r.error_code != MPI_SUCCESS) return r.error_code;
+  if (r.fast == nullptr) return pass_through(kind, r.why_not, pass);
+  const int ranks = r.fast->size();
+  outcome why = outcome::served;
+  const auto received = preload::layout_of(recvtype, why);
+  if (!received) return pass_through(kind, why, pass);
+  if (recvcounts == nullptr || displs == nullptr || any_negative(recvcounts, ranks))
+    return pass_through(kind, outcome::invalid_argument, pass);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  std::optional<preload::type_layout> sent;
+  if (!in_place) {
+    sent = preload::layout_of(sendtype, why);
+    if (!sent) return pass_through(kind, why, pass);
+    if (sendcount < 0) return pass_through(kind, outcome::invalid_argument, pass);
+  }
+  if (received->size == 0 ||
+      std::all_of(recvcounts, recvcounts + ranks, [](int n) { return n == 0; }))
+    return pass_through(kind, outcome::empty, pass);
+  return serve(kind, comm, "MPI_Allgatherv", [&] {
+    const int me = r.fast->rank();
+    const receive_blocks& blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);
+    std::size_t own_bytes = blocks.bytes[static_cast<std::size_t>(me)];
+    const void* send = cachecomm::in_place;
+    if (!in_place) {
+      own_bytes = static_cast<std::size_t>(sendcount) * sent->size;
+      send = sendbuf;
+      if (!sent->dense) {
+        std::vector<std::byte>& own = preload::scratch(0);
+        own.resize(own_bytes);
+        preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
+                      comm);
+        send = own.data();
+      }
+    }
+    if (received->dense) {
+      cachecomm::allgatherv(*r.fast, send, own_bytes, blocks.base, blocks.bytes, blocks.offsets,
+                            cachecomm::datatype::byte);
+      return;
+    }
+    std::vector<std::byte>& packed = preload::scratch(1);
+    packed.resize(blocks.packed_total);
+    if (in_place) {
+      preload::pack(block_at(recvbuf, displs, me, *received),
+                    static_cast<std::size_t>(recvcounts[me]), recvtype, *received,
+                    packed.data() + blocks.packed[static_cast<std::size_t>(me)], comm);
+    }
+    cachecomm::allgatherv(*r.fast, send, own_bytes, packed.data(), blocks.bytes, blocks.packed,
+                          cachecomm::datatype::byte);
+    for (int rank = 0; rank < ranks; ++rank) {
+      preload::unpack(packed.data() + blocks.packed[static_cast<std::size_t>(rank)],
+                      static_cast<std::size_t>(recvcounts[rank]), recvtype, *received,
+                      block_at(recvbuf, displs, rank, *received), comm);
+    }
+  });
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  constexpr call_kind kind = call_kind::gatherv;
+  auto pass = [&] {
+    return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                        comm);
+  };
+  if (preload::inside_cachecomm()) return pass();
+  preload::route r = route_call(kind, comm);
+  if (r.error_code != MPI_SUCCESS) return r.error_code;
+  if (r.fast == nullptr) return pass_through(kind, r.why_not, pass);
+  if (!valid_root(*r.fast, root)) return pass_through(kind, outcome::invalid_argument, pass);
+  const int ranks = r.fast->size();
+  const bool is_root = r.fast->rank() == root;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (in_place && !is_root) return pass_through(kind, outcome::invalid_argument, pass);
+  outcome why = outcome::served;
+  std::optional<preload::type_layout> sent;
+  std::optional<preload::type_layout> received;
+  if (!in_place) {
+    sent = preload::layout_of(sendtype, why);
+    if (!sent) return pass_through(kind, why, pass);
+    if (sendcount < 0) return pass_through(kind, outcome::invalid_argument, pass);
+  }
+  if (is_root) {
+    received = preload::layout_of(recvtype, why);
+    if (!received) return pass_through(kind, why, pass);
+    if (recvcounts == nullptr || displs == nullptr || any_negative(recvcounts, ranks))
+      return pass_through(kind, outcome::invalid_argument, pass);
+  }
+  return serve(kind, comm, "MPI_Gatherv", [&] {
+    std::size_t own_bytes = 0;
+    const void* send = cachecomm::in_place;
+    if (!in_place) {
+      own_bytes = static_cast<std::size_t>(sendcount) * sent->size;
+      send = sendbuf;
+      if (!sent->dense) {
+        std::vector<std::byte>& own = preload::scratch(0);
+        own.resize(own_bytes);
+        preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
+                      comm);
+        send = own.data();
+      }
+    }
+    if (!is_root) {
+      cachecomm::gatherv(*r.fast, send, own_bytes, nullptr, {}, {}, cachecomm::datatype::byte,
+                         root);
+      return;
+    }
+    const receive_blocks& blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);
+    if (received->dense) {
+      cachecomm::gatherv(*r.fast, send, own_bytes, blocks.base, blocks.bytes, blocks.offsets,
+                         cachecomm::datatype::byte, root);
+      return;
+    }
+    std::vector<std::byte>& packed = preload::scratch(1);
+    packed.resize(blocks.packed_total);
+    if (in_place) {
+      preload::pack(block_at(recvbuf, displs, root, *received),
+                    static_cast<std::size_t>(recvcounts[root]), recvtype, *received,
+                    packed.data() + blocks.packed[static_cast<std::size_t>(root)], comm);
+    }
+    cachecomm::gatherv(*r.fast, send, own_bytes, packed.data(), blocks.bytes, blocks.packed,
+                       cachecomm::datatype::byte, root);
+    for (int rank = 0; rank < ranks; ++rank) {
+      if (in_place && rank == root) continue;
+      preload::unpack(packed.data() + blocks.packed[static_cast<std::size_t>(rank)],
+                      static_cast<std::size_t>(recvcounts[rank]), recvtype, *received,
+                      block_at(recvbuf, displs, rank, *received), comm);
+    }
+  });
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm) {
+  constexpr call_kind kind = call_kind::scatterv;
+  auto pass = [&] {
+    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                         comm);
+  };
+  if (preload::inside_cachecomm()) return pass();
+  preload::route r = route_call(kind, comm);
+  if (r.error_code != MPI_SUCCESS) return r.error_code;
+  if (r.fast == nullptr) return pass_through(kind, r.why_not, pass);
+  if (!valid_root(*r.fast, root)) return pass_through(kind, outcome::invalid_argument, pass);
+  const int ranks = r.fast->size();
+  const bool is_root = r.fast->rank() == root;
+  const bool in_place = recvbuf == MPI_IN_PLACE;
+  if (in_place && !is_root) return pass_through(kind, outcome::invalid_argument, pass);
+  outcome why = outcome::served;
+  std::optional<preload::type_layout> sent;
+  std::optional<preload::type_layout> received;
+  if (is_root) {
+    sent = preload::layout_of(sendtype, why);
+    if (!sent) return pass_through(kind, why, pass);
+    if (sendcounts == nullptr || displs == nullptr || any_negative(sendcounts, ranks))
+      return pass_through(kind, outcome::invalid_argument, pass);
+  }
+  if (!in_place) {
+    received = preload::layout_of(recvtype, why);
+    if (!received) return pass_through(kind, why, pass);
+    if (recvcount < 0) return pass_through(kind, outcome::invalid_argument, pass);
+  }
+  return serve(kind, comm, "MPI_Scatterv", [&] {
+    const std::size_t own_bytes =
+        in_place ? 0 : static_cast<std::size_t>(recvcount) * received->size;
+    const bool unpack = !in_place && !received->dense;
+    void* receive = in_place ? cachecomm::in_place_receive : recvbuf;
+    if (unpack) {
+      std::vector<std::byte>& mine = preload::scratch(1);
+      mine.resize(own_bytes);
+      receive = mine.data();
+    }
+    if (!is_root) {
+      cachecomm::scatterv(*r.fast, nullptr, {}, {}, receive, own_bytes, cachecomm::datatype::byte,
+                          root);
+    } else {
+      // The root's blocks as bytes: in place from its buffer when dense, otherwise packed.
+      const receive_blocks& blocks =
+          blocks_of(const_cast<void*>(sendbuf), sendcounts, displs, ranks, *sent);
+      const void* send = blocks.base;
+      if (!sent->dense) {
+        std::vector<std::byte>& packed = preload::scratch(0);
+        packed.resize(blocks.packed_total);
+        for (int rank = 0; rank < ranks; ++rank) {
+          preload::pack(block_at(const_cast<void*>(sendbuf), displs, rank, *sent),
+                        static_cast<std::size_t>(sendcounts[rank]), sendtype, *sent,
+                        packed.data() + blocks.packed[static_cast<std::size_t>(rank)], comm);
+        }
+        send = packed.data();
+      }
+      const std::size_t own = in_place ? blocks.bytes[static_cast<std::size_t>(root)] : own_bytes;
+      cachecomm::scatterv(*r.fast, send, blocks.bytes, blocks.offsets, receive, own,
+                          cachecomm::datatype::byte, root);
+    }
+    if (unpack) {
+      preload::unpack(preload::scratch(1).data(), static_cast<std::size_t>(recvcount), recvtype,
+                      *received, recvbuf, comm);
+    }
+  });
+}
+
+}  // extern "C"
