@@ -62,11 +62,11 @@ const setting<alltoall_algorithm> alltoall_setting{
     "CACHECOMM_ALLTOALL", "auto", algorithm_setting_text("Alltoall", alltoall_registry()),
     algorithm_choices(alltoall_registry())};
 
-// On by default: on a node no tuning file describes, the built-in rules' constants were measured on
-// another CPU and may be slower than the system MPI (issue 12); a few trial calls per size cost
-// less than a whole run on a slow path.
+// Off by default: at 16 ranks on a 16-core Xeon its trial calls measured the slot algorithms at
+// 12-50 us (0.3 us once settled) and settled on the system MPI for 1-8 B broadcasts and allgathers,
+// 1.5-4x slower than the built-in rules (docs/configuration.md, "Online selection").
 const setting<bool> online_setting{
-    "CACHECOMM_ONLINE_SELECTION", true,
+    "CACHECOMM_ONLINE_SELECTION", false,
     "Online selection: where no tuning file and no CACHECOMM_<OP> decides, the first calls of each "
     "operation and power-of-two size on a one-node communicator try every candidate (the system "
     "MPI's call included, 3 calls each), and the communicator keeps the fastest (on|off)."};

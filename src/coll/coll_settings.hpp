@@ -26,7 +26,7 @@ struct coll_settings {
   gather_algorithm gather = gather_algorithm::automatic;           ///< CACHECOMM_GATHER
   scatter_algorithm scatter = scatter_algorithm::automatic;        ///< CACHECOMM_SCATTER
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
-  bool online_selection = true;                                    ///< CACHECOMM_ONLINE_SELECTION
+  bool online_selection = false;                                   ///< CACHECOMM_ONLINE_SELECTION
   reduce_scatter_algorithm reduce_scatter =
       reduce_scatter_algorithm::automatic;                            ///< CACHECOMM_REDUCE_SCATTER
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;  ///< CACHECOMM_ALLGATHERV

@@ -26,7 +26,7 @@ inline constexpr std::size_t slot_message_bytes = 4096 - 16;
 /// Up to this many ranks per node one level of flags beats a tree (barrier, small broadcast).
 inline constexpr int flat_max_ranks = 8;
 /// Single-copy broadcast from this size (2 ranks per node on their own cores).
-inline constexpr std::size_t single_copy_broadcast_min_bytes = 128U << 10;
+inline constexpr std::size_t single_copy_broadcast_min_bytes = 16U << 10;
 /// Single-copy allgather from this block size (2 ranks per node on their own cores).
 inline constexpr std::size_t single_copy_allgather_min_bytes = 64U << 10;
 /// The system MPI's own allgather from this block size (2 ranks on their own cores, one node).
@@ -101,13 +101,16 @@ inline selection<broadcast_algorithm> select_broadcast(const selection_input& in
             "small message: the root's slot (data in the flag's line), read by every rank"};
   }
   // Cross-memory attach with both sides copying (the root pushes half, the reader pulls half) from
-  // 128 KiB at 2 ranks per node, each on its own core: one copy, read from the root's buffer,
-  // against the region's two (the root's copy in, the reader's copy out of memory). Measured at 2
-  // ranks on a 2-core AMD EPYC VM (3 interleaved runs, medians, hot / cold buffers): 128 KiB
-  // 10.5-11.1 / 11.4-19.0 us against double-buffer's 15.7-20.7 / 16.8-20.0 and Open MPI's
-  // 14.2-16.5 / 19.8-28.9; 64 KiB still favours double-buffer (6.0-6.9 against 5.7-10.7). Not
-  // chosen with more ranks (unmeasured: the root pushes to one reader after another) or when
-  // oversubscribed (a pushing root and a pulling reader would take turns on one core).
+  // 16 KiB at 2 ranks per node, each on its own core: one copy, read from the root's buffer,
+  // against the region's two (the root's copy in, the reader's copy out of memory). Measured with
+  // OSU's osu_bcast (hot, per call, 2 rounds): on a 16-core Xeon (Sapphire Rapids class) under
+  // Open MPI 5, single copy 1.6 / 2.6 / 3.3 us at 16 / 32 / 64 KiB against double-buffer's
+  // 3.1-3.4 / 5.3-5.8 / 9.8-11.1 and Open MPI's 2.3 / 3.0 / 4.7 (double-buffer was slower than MPI
+  // there); on a 2-core AMD EPYC VM (cachecomm-bench, Open MPI 4.1) single copy is 3.1-3.6 us at
+  // 16 KiB against double-buffer's 2.1-2.4 and Open MPI's 3.7-4.0: slower than the region, never
+  // slower than MPI, and ahead of both from 64 KiB. Not chosen with more ranks (the root pushes to
+  // one reader after another: 4 and 8 ranks on the Xeon measured it 1.5-3.7x slower than
+  // double-buffer) or when oversubscribed (a pushing root and a pulling reader would take turns).
   if (input.bytes >= thresholds::single_copy_broadcast_min_bytes &&
       selection_rules::on_own_cores_in_pair(node) && node.single_copy_push &&
       entry_of(broadcast_algorithm::single_copy).applicable(node)) {
