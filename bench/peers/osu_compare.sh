@@ -43,7 +43,7 @@ launcher() {  # the launcher command line for one MPI, np ranks
     system) echo "mpirun -np $np --oversubscribe --bind-to $bind" ;;
     ompi5) echo "$peers/ompi5/bin/mpirun -np $np --oversubscribe --bind-to $bind" ;;
     mpich5) echo "$peers/mpich5/bin/mpiexec -np $np -bind-to $bind" ;;
-    impi) echo "env I_MPI_ROOT=$peers/impi I_MPI_FABRICS=shm $peers/impi/bin/mpirun -n $np -host localhost -ppn $np" ;;
+    impi) echo "env PATH=$peers/impi/bin:$PATH I_MPI_ROOT=$peers/impi I_MPI_FABRICS=shm $peers/impi/bin/mpirun -n $np -host localhost -ppn $np" ;;
     *) echo "osu_compare.sh: unknown MPI $1" >&2; exit 2 ;;
   esac
 }
