@@ -79,8 +79,9 @@ int main(int argc, char** argv) {
     }
     free(input);
     free(output);
-    if (rank == 0) printf("%d elements: %d iterations of bcast, reduce, allreduce, allgather ok\n",
-                          count, iterations);
+    if (rank == 0)
+      printf("%d elements: %d iterations of bcast, reduce, allreduce, allgather ok\n", count,
+             iterations);
   }
   MPI_Finalize();
   return 0;
