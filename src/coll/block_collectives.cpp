@@ -61,11 +61,6 @@ void check_buffer(const char* what, const char* which, const void* buffer) {
   }
 }
 
-template <typename Algorithm>
-algorithm_choice explained(const detail::selection<Algorithm>& chosen) {
-  return {std::string(to_string(chosen.algorithm)), std::string(chosen.reason)};
-}
-
 }  // namespace
 
 algorithm_choice explain_gather(comm& c, std::size_t block_bytes) {

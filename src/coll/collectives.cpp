@@ -215,11 +215,6 @@ broadcast_algorithm resolve(comm& c, const detail::coll_engine& engine,
       .algorithm;
 }
 
-template <typename Algorithm>
-algorithm_choice explained(const detail::selection<Algorithm>& chosen) {
-  return {std::string(to_string(chosen.algorithm)), std::string(chosen.reason)};
-}
-
 /// The tuning file's or the built-in rules' choice (forced ones included): system_mpi or an id.
 std::int8_t rule_choice(const detail::selection_input& input, const detail::coll_engine& engine,
                         detail::tuned_op op) {

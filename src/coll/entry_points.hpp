@@ -1,9 +1,12 @@
-// What the public entry points of every collective (collectives.cpp, block_collectives.cpp) share:
-// the comm's engine and the automatic choice's input for one call.
+// What the public entry points of every collective (collectives.cpp, block_collectives.cpp,
+// vector_collectives.cpp) share: the comm's engine, the automatic choice's input for one call, and
+// the explain_* answer.
 #pragma once
 
 #include <cstddef>
+#include <string>
 
+#include "cachecomm/collectives.hpp"
 #include "cachecomm/comm.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/selection.hpp"
@@ -19,5 +22,11 @@ inline coll_engine& engine_of(comm& c) {
 /// The input of the pure selection functions for a call of `bytes` on `c`: node shape, node count
 /// and the node's tuning data.
 [[nodiscard]] selection_input selection_for(comm& c, const coll_engine& engine, std::size_t bytes);
+
+/// What the explain_* functions return for a selection: the algorithm's name and the reason.
+template <typename Algorithm>
+algorithm_choice explained(const selection<Algorithm>& chosen) {
+  return {std::string(to_string(chosen.algorithm)), std::string(chosen.reason)};
+}
 
 }  // namespace cachecomm::detail

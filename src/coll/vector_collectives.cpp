@@ -110,11 +110,6 @@ std::vector<int> mpi_counts(const std::vector<std::size_t>& values, const char* 
   return result;
 }
 
-template <typename Algorithm>
-algorithm_choice explained(const detail::selection<Algorithm>& chosen) {
-  return {std::string(to_string(chosen.algorithm)), std::string(chosen.reason)};
-}
-
 }  // namespace
 
 algorithm_choice explain_reduce_scatter(comm& c, std::size_t bytes) {
