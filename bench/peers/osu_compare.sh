@@ -11,6 +11,10 @@
 # the counterpart of the blocking latency). The reductions run on MPI_FLOAT (-T mpi_float: OSU's
 # default MPI_CHAR is no reduction type cachecomm maps, so it would pass through).
 #
+# b2b-<op> (b2b-bcast, b2b-reduce, b2b-allreduce, b2b-allgather, b2b-barrier) is not OSU's: it is
+# bench/preload/back_to_back_bench.c, built here with each MPI's mpicc, timing calls back to back on
+# the same buffers (no barrier between them, as an iterative code makes them).
+#
 # osu_compare.sh [--mpis system,ompi5,mpich5,impi] [--np 2] [--rounds 5] [--iters 200]
 #                [--ops bcast,reduce,allreduce,allgather,barrier] [--max-size 4194304]
 #                [--peers /opt/mpi-peers] [--json FILE] [--extra "osu args"]
@@ -55,12 +59,27 @@ preload_of() {
 }
 osu_of() {
   local kind=blocking
+  [[ "$2" == b2b-* ]] && { echo "$work/b2b-$1"; return; }
   [[ "$2" == i* ]] && kind=non_blocking
   echo "$peers/osu-$1/c/mpi/collective/$kind/osu_$2"
+}
+mpicc_of() {
+  case "$1" in
+    system) echo mpicc ;;
+    impi) echo "env I_MPI_ROOT=$peers/impi $peers/impi/bin/mpicc" ;;
+    *) echo "$peers/$1/bin/mpicc" ;;
+  esac
 }
 
 IFS=, read -r -a mpi_list <<<"$mpis"
 IFS=, read -r -a op_list <<<"$ops"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [[ ",$ops" == *,b2b-* ]]; then
+  for mpi in "${mpi_list[@]}"; do
+    $(mpicc_of "$mpi") -O2 -o "$work/b2b-$mpi" "$root/bench/preload/back_to_back_bench.c"
+  done
+fi
 for mpi in "${mpi_list[@]}"; do
   [[ -f "$(preload_of "$mpi")" ]] || { echo "no preload for $mpi: $(preload_of "$mpi") (see the header)" >&2; exit 2; }
   for op in "${op_list[@]}"; do
@@ -68,12 +87,11 @@ for mpi in "${mpi_list[@]}"; do
   done
 done
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 for round in $(seq 1 "$rounds"); do
   for mpi in "${mpi_list[@]}"; do
     for op in "${op_list[@]}"; do
-      size_args=(-m "1:$max_size"); [[ "$op" == barrier || "$op" == ibarrier ]] && size_args=()
+      size_args=(-m "1:$max_size"); [[ "$op" == *barrier ]] && size_args=()
+      [[ "$op" == b2b-* ]] && size_args+=(--op "${op#b2b-}")
       [[ "$op" == ireduce || "$op" == iallreduce ]] && size_args+=(-T mpi_float)
       # shellcheck disable=SC2046,SC2086
       for side in $( ((round % 2)) && echo "plain preloaded" || echo "preloaded plain"); do
@@ -127,7 +145,7 @@ for mpi in mpis:
         if not per_side["plain"] or not per_side["preloaded"]:
             continue
         sizes = sorted(set.intersection(*(set(r) for r in per_side["plain"] + per_side["preloaded"])))
-        print(f"\n{mpi} osu_{op}\n{'bytes':>9}{'plain us':>11}{'preload us':>12}{'ratio':>8}  spread over rounds")
+        print(f"\n{mpi} {op if op.startswith('b2b-') else 'osu_' + op}\n{'bytes':>9}{'plain us':>11}{'preload us':>12}{'ratio':>8}  spread over rounds")
         for size in sizes:
             plain = [r[size] for r in per_side["plain"]]
             pre = [r[size] for r in per_side["preloaded"]]
@@ -140,7 +158,8 @@ for mpi in mpis:
                                 "median_us": statistics.median(values), "min_us": min(values),
                                 "p25_us": statistics.quantiles(values, n=4)[0] if len(values) > 1 else values[0],
                                 "p75_us": statistics.quantiles(values, n=4)[2] if len(values) > 1 else values[0],
-                                "buffers": "hot", "timing": "per-call", "benchmark": f"osu_{op}"})
+                                "buffers": "hot", "timing": "back-to-back" if op.startswith("b2b-") else "per-call",
+                                "benchmark": op if op.startswith("b2b-") else f"osu_{op}"})
 if failed:
     print("\nruns that printed no results (see OSU's output):", ", ".join(failed))
 if out:

@@ -27,8 +27,10 @@ void coll_engine::broadcast_slots(void* buffer, std::size_t bytes, int root) {
       std::memcpy(slot_data(m_rank, step, n), data + offset, n);
       post_slot(step, n);
     } else {
+      const bool root_ahead = slot_posted(root, step, n);
       wait_slot(root, step, n, "broadcast (root's slot)");
       std::memcpy(data + offset, slot_data(root, step, n), n);
+      if (root_ahead) prefetch_next_slot(root, step, n);
     }
     finish_step(step);
   }

@@ -226,6 +226,18 @@ class coll_engine {
   [[noreturn]] void call_mismatch(int rank, std::uint32_t step, std::uint32_t info,
                                   std::uint64_t bytes, std::int32_t root);
   void describe_slot(std::uint32_t step, std::size_t bytes) const;
+  /// Whether `rank` has posted its slot of `step` already (no waiting).
+  [[nodiscard]] bool slot_posted(int rank, std::uint32_t step, std::size_t bytes) const {
+    return sequence_reached(slot_sequence(rank, step, bytes).load(std::memory_order_relaxed), step);
+  }
+  /// A reader whose writer is calls ahead (a loop of collectives with nothing between them) asks
+  /// for the writer's next slot right away: the next call then finds that line here instead of
+  /// waiting one line transfer for it (2 ranks, back-to-back 8-64 B broadcasts: 0.10-0.12 us per
+  /// call without, 0.08-0.09 with, Open MPI 0.08). Only when the writer was ahead this step: when
+  /// it was not, the read would take the line from it just before it writes it.
+  void prefetch_next_slot(int rank, std::uint32_t step, std::size_t bytes) const {
+    __builtin_prefetch(slot(rank, step + 1, bytes), 0, 3);
+  }
 
   std::uint32_t begin_step();
   void ensure_free(std::uint32_t step, std::uint32_t depth);

@@ -39,7 +39,13 @@ void coll_engine::reduce_slots(const void* input, void* output, std::size_t coun
     if (!receiver) wake_slot(step, n * element);
     if (receiver) {
       for (int rank = 0; rank < m_size; ++rank) {
-        if (rank != m_rank) wait_slot(rank, step, n * element, "reduce (a rank's slot)");
+        if (rank != m_rank) {
+          // A reduce's root (never an allreduce's ranks: they run in step) reads ahead as a
+          // broadcast's readers do.
+          if (root >= 0 && slot_posted(rank, step, n * element))
+            prefetch_next_slot(rank, step, n * element);
+          wait_slot(rank, step, n * element, "reduce (a rank's slot)");
+        }
         // This rank's own part comes from its private input (the same bits as its slot): by now
         // the others are reading the slot's line, and reading it back here would wait for them.
         m_inputs[static_cast<std::size_t>(rank)] =

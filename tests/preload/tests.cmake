@@ -4,10 +4,12 @@ set(preload_dir ${CMAKE_CURRENT_LIST_DIR})
 set(preload_driver ${preload_dir}/run_case.sh)
 # Sanitizer builds: the runtimes must come first in LD_PRELOAD (see run_case.sh).
 set(preload_first "")
+set(preload_first_libs "")
 if(CACHECOMM_SANITIZE)
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so OUTPUT_VARIABLE asan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
   execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libubsan.so OUTPUT_VARIABLE ubsan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
   set(preload_first "CACHECOMM_TEST_PRELOAD_FIRST=${asan_runtime}:${ubsan_runtime}")
+  set(preload_first_libs "${asan_runtime}:${ubsan_runtime}:")
 endif()
 set(preload_flags)
 foreach(flag IN LISTS CACHECOMM_MPIEXEC_FLAGS)
@@ -238,3 +240,15 @@ preload_case(preload_nonblocking.thread_multiple RANKS 2 3
        --reason MPI_Ibarrier:thread-multiple -- $<TARGET_FILE:preload_nonblocking> multiple)
 preload_case(preload_pipelined_cg RANKS 1 2 3 4 8
   ARGS --served MPI_Iallreduce -- $<TARGET_FILE:preload_pipelined_cg>)
+
+# The back-to-back loop (bench/peers/osu_compare.sh's b2b-<op>), preloaded at 3 ranks: its rows in
+# OSU's layout up to the largest size (a smoke test: no timing is asserted).
+if(TARGET cachecomm-b2b-bench)
+  add_test(NAME b2b_bench_smoke.np3
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${CACHECOMM_MPIEXEC_FLAGS}
+                   env LD_PRELOAD=${preload_first_libs}$<TARGET_FILE:cachecomm_mpi>
+                   $<TARGET_FILE:cachecomm-b2b-bench> --op allreduce -m 4:4096 -i 20 --batches 3)
+  set_tests_properties(b2b_bench_smoke.np3 PROPERTIES TIMEOUT 120 LABELS "mpi;preload;np3;bench"
+    ENVIRONMENT "CACHECOMM_TIMEOUT=60;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    PASS_REGULAR_EXPRESSION "# Size +Avg Latency\\(us\\)\n4 +[0-9.]+\n(.*\n)*4096 +[0-9.]+\n")
+endif()
