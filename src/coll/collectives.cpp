@@ -588,6 +588,7 @@ selection_input selection_for(comm& c, const coll_engine& engine, std::size_t by
   input.node_count = c.topology().node_count;
   input.node = engine.shape();
   input.measured = &tuning_of(c.impl()).choices;
+  input.mpi = running_mpi_family();
   return input;
 }
 

@@ -13,6 +13,7 @@
 #include "cachecomm/barrier.hpp"
 #include "cachecomm/collectives.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/mpi_library.hpp"
 #include "coll/tuning_table.hpp"
 
 namespace cachecomm::detail {
@@ -31,6 +32,12 @@ inline constexpr std::size_t single_copy_broadcast_min_bytes = 16U << 10;
 inline constexpr std::size_t single_copy_allgather_min_bytes = 64U << 10;
 /// The system MPI's own allgather from this block size (2 ranks on their own cores, one node).
 inline constexpr std::size_t system_allgather_min_bytes = 1U << 20;
+/// Under Intel MPI (2 ranks on their own cores, one node) its own allreduce in this range of
+/// message sizes and its own allgather in this range of block sizes.
+inline constexpr std::size_t intel_allreduce_min_bytes = 256U << 10;
+inline constexpr std::size_t intel_allreduce_max_bytes = 2U << 20;
+inline constexpr std::size_t intel_allgather_min_bytes = 8U << 10;
+inline constexpr std::size_t intel_allgather_max_bytes = 64U << 10;
 /// Single-copy gather from this block size, scatter and alltoall from this one (2 ranks per node on
 /// their own cores).
 inline constexpr std::size_t single_copy_gather_min_bytes = 128U << 10;
@@ -51,6 +58,9 @@ struct selection_input {
   /// The node's tuning file (tuning_loader.hpp), the same on every node rank; null or empty: the
   /// built-in rules. A measured choice comes after a forced one and before every built-in rule.
   const tuning_choices* measured = nullptr;
+  /// The MPI the process runs on: a few built-in rules hand calls to one implementation's own
+  /// collective where it was measured faster (system_mpi_reason).
+  mpi_library_family mpi = mpi_library_family::unknown;
 };
 
 template <typename Algorithm>
@@ -222,11 +232,39 @@ inline bool system_allgather_preferred(const selection_input& input,
          input.bytes >= thresholds::system_allgather_min_bytes;
 }
 
+inline constexpr std::string_view intel_allreduce_reason =
+    "messages of 256 KiB to 2 MiB, 2 ranks on their own cores, Intel MPI: its own allreduce "
+    "(measured faster than cachecomm's on both nodes tried)";
+inline constexpr std::string_view intel_allgather_reason =
+    "blocks of 8 to 64 KiB, 2 ranks on their own cores, Intel MPI: its own allgather (measured "
+    "faster than cachecomm's on both nodes tried)";
+
+/// Intel MPI's own allreduce and allgather where they beat cachecomm's at 2 ranks on both nodes
+/// measured (OSU 7.4, hot, per call, plain vs preloaded in interleaved rounds). 2-core AMD EPYC VM,
+/// 5 rounds: allreduce 0.48-0.58 of Intel's speed from 32 KiB to 2 MiB (256 KiB 20.5 us against
+/// 37.8), allgather 0.45-0.75 from 8 to 256 KiB blocks (32 KiB 2.4 us against 5.3). 16-core Xeon,
+/// 3 rounds: allreduce 0.89-0.96 from 256 KiB to 2 MiB, allgather 0.80-0.95 from 4 to 32 KiB;
+/// there cachecomm was ahead at 32 KiB allreduce (6.0 us against 8.5) and 256 KiB allgather (25.7
+/// against 39.5). So only the ranges where both nodes agree; elsewhere a tuning file decides.
+inline std::string_view intel_mpi_reason(const selection_input& input, tuned_op op) {
+  if (input.mpi != mpi_library_family::intel_mpi ||
+      !selection_rules::on_own_cores_in_pair(input.node))
+    return {};
+  if (op == tuned_op::allreduce && input.bytes >= thresholds::intel_allreduce_min_bytes &&
+      input.bytes <= thresholds::intel_allreduce_max_bytes)
+    return intel_allreduce_reason;
+  if (op == tuned_op::allgather && input.bytes >= thresholds::intel_allgather_min_bytes &&
+      input.bytes <= thresholds::intel_allgather_max_bytes)
+    return intel_allgather_reason;
+  return {};
+}
+
 /// Why the automatic choice hands this call to the system MPI's own collective on the comm's
 /// communicator (under the preload: the call passes through, counted as mpi-faster), or empty when
 /// cachecomm serves it. `automatic`: no CACHECOMM_<OP> forces an algorithm (a forced one wins).
 /// The measured choice decides where the tuning file has one (over the built-in rule's either
-/// way); otherwise the one built-in rule (allgather, system_allgather_preferred). Only on one node,
+/// way); otherwise the built-in rules (allgather, system_allgather_preferred; Intel MPI,
+/// intel_mpi_reason). Only on one node,
 /// where the node's decision is the whole comm's, and only for calls MPI can count (INT_MAX).
 inline std::string_view system_mpi_reason(const selection_input& input, tuned_op op,
                                           bool automatic) {
@@ -238,7 +276,7 @@ inline std::string_view system_mpi_reason(const selection_input& input, tuned_op
   if (op == tuned_op::allgather &&
       system_allgather_preferred(input, allgather_algorithm::automatic))
     return system_allgather_reason;
-  return {};
+  return intel_mpi_reason(input, op);
 }
 
 inline selection<barrier_algorithm> select_barrier(const selection_input& input,

@@ -164,6 +164,54 @@ TEST(selection, system_allgather_only_for_large_blocks_of_a_pair_on_one_node) {
   EXPECT_FALSE(system_allgather_preferred(two_nodes, automatic));
 }
 
+TEST(selection, intel_mpi_takes_its_measured_ranges_of_allreduce_and_allgather_at_a_pair) {
+  auto under = [](mpi_library_family mpi, std::size_t bytes, node_case node) {
+    selection_input input = input_of(bytes, node);
+    input.mpi = mpi;
+    return input;
+  };
+  const auto intel = mpi_library_family::intel_mpi;
+  constexpr auto allreduce = tuned_op::allreduce;
+  constexpr auto allgather = tuned_op::allgather;
+  // Allreduce: 256 KiB to 2 MiB; allgather: blocks of 8 to 64 KiB; each at both ends.
+  EXPECT_TRUE(system_mpi_reason(under(intel, 256 * KiB - 1, pair), allreduce, true).empty());
+  EXPECT_EQ(system_mpi_reason(under(intel, 256 * KiB, pair), allreduce, true),
+            intel_allreduce_reason);
+  EXPECT_EQ(system_mpi_reason(under(intel, 2 * MiB, pair), allreduce, true),
+            intel_allreduce_reason);
+  EXPECT_TRUE(system_mpi_reason(under(intel, 2 * MiB + 1, pair), allreduce, true).empty());
+  EXPECT_TRUE(system_mpi_reason(under(intel, 8 * KiB - 1, pair), allgather, true).empty());
+  EXPECT_EQ(system_mpi_reason(under(intel, 8 * KiB, pair), allgather, true),
+            intel_allgather_reason);
+  EXPECT_EQ(system_mpi_reason(under(intel, 64 * KiB, pair), allgather, true),
+            intel_allgather_reason);
+  EXPECT_TRUE(system_mpi_reason(under(intel, 64 * KiB + 1, pair), allgather, true).empty());
+  // Not the rooted reduce, not other MPIs, not other shapes, not a forced choice, not two nodes.
+  EXPECT_TRUE(system_mpi_reason(under(intel, MiB, pair), tuned_op::reduce, true).empty());
+  for (const auto other :
+       {mpi_library_family::open_mpi, mpi_library_family::mpich, mpi_library_family::unknown}) {
+    EXPECT_TRUE(system_mpi_reason(under(other, MiB, pair), allreduce, true).empty());
+    EXPECT_TRUE(system_mpi_reason(under(other, 32 * KiB, pair), allgather, true).empty());
+  }
+  EXPECT_TRUE(system_mpi_reason(under(intel, MiB, three), allreduce, true).empty());
+  EXPECT_TRUE(system_mpi_reason(under(intel, MiB, pair_oversubscribed), allreduce, true).empty());
+  EXPECT_TRUE(system_mpi_reason(under(intel, MiB, pair), allreduce, false).empty());
+  auto two_nodes = under(intel, MiB, pair);
+  two_nodes.node_count = 2;
+  EXPECT_TRUE(system_mpi_reason(two_nodes, allreduce, true).empty());
+}
+
+TEST(selection, mpi_library_family_from_the_version_string) {
+  EXPECT_EQ(classify_mpi_library("Intel(R) MPI Library 2021.19 for Linux* OS\n"),
+            mpi_library_family::intel_mpi);
+  EXPECT_EQ(classify_mpi_library("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4"),
+            mpi_library_family::open_mpi);
+  EXPECT_EQ(classify_mpi_library("MPICH Version:      5.0.2\nMPICH Release date: ..."),
+            mpi_library_family::mpich);
+  EXPECT_EQ(classify_mpi_library("MVAPICH2 ... \nbased on MPICH"), mpi_library_family::unknown);
+  EXPECT_EQ(classify_mpi_library(""), mpi_library_family::unknown);
+}
+
 struct blocks_row {
   std::size_t block_bytes;
   node_case node;

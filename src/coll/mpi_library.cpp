@@ -1,0 +1,42 @@
+#include "coll/mpi_library.hpp"
+
+#include <mpi.h>
+
+#include <string>
+
+namespace cachecomm::detail {
+
+mpi_library_family classify_mpi_library(std::string_view version_text) {
+  const std::string_view first_line = version_text.substr(0, version_text.find('\n'));
+  // Intel MPI derives from MPICH and may name it later on the line: test Intel first.
+  if (first_line.find("Intel(R) MPI") != std::string_view::npos)
+    return mpi_library_family::intel_mpi;
+  if (first_line.find("Open MPI") != std::string_view::npos) return mpi_library_family::open_mpi;
+  if (first_line.find("MPICH") != std::string_view::npos) return mpi_library_family::mpich;
+  return mpi_library_family::unknown;
+}
+
+mpi_library_family running_mpi_family() {
+  static const mpi_library_family family = [] {
+    // Longer than any MPI's MPI_MAX_LIBRARY_VERSION_STRING (Open MPI 256, MPICH and Intel 8192).
+    std::string text(1 << 16, '\0');
+    int length = 0;
+    if (MPI_Get_library_version(text.data(), &length) != MPI_SUCCESS)
+      return mpi_library_family::unknown;
+    text.resize(static_cast<std::size_t>(length));
+    return classify_mpi_library(text);
+  }();
+  return family;
+}
+
+std::string_view to_string(mpi_library_family family) {
+  switch (family) {
+    case mpi_library_family::open_mpi: return "Open MPI";
+    case mpi_library_family::mpich: return "MPICH";
+    case mpi_library_family::intel_mpi: return "Intel MPI";
+    case mpi_library_family::unknown: break;
+  }
+  return "unknown MPI";
+}
+
+}  // namespace cachecomm::detail
