@@ -25,6 +25,8 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/gatherv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scatterv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/vector_collectives.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_channel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_progress.cpp
 )
 target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/tuning_table.cpp

@@ -13,7 +13,7 @@
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
 #include "preload/call_stats.hpp"
-#include "preload/nonblocking_channel.hpp"
+#include "coll/nonblocking_channel.hpp"
 
 namespace cachecomm::detail::preload {
 
