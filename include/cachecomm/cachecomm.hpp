@@ -12,6 +12,7 @@
 #include "cachecomm/grid.hpp"
 #include "cachecomm/grid_transport.hpp"
 #include "cachecomm/halo.hpp"
+#include "cachecomm/nonblocking.hpp"
 #include "cachecomm/version.hpp"
 #include "cachecomm/wait_policy.hpp"
 #include "cachecomm/window.hpp"

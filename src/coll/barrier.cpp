@@ -7,6 +7,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/algorithm_registry.hpp"
 #include "coll/node_barrier.hpp"
+#include "coll/nonblocking_state.hpp"
 #include "coll/selection.hpp"
 #include "coll/tuning_loader.hpp"
 #include "core/comm_impl.hpp"
@@ -86,6 +87,7 @@ std::string_view system_barrier_reason(comm_impl& impl) {
 }
 
 void node_aware_barrier(comm_impl& impl, barrier_algorithm algorithm) {
+  if (impl.nonblocking()) settle_nonblocking(impl);
   barrier_state& state = state_of(impl);
   if (algorithm == barrier_algorithm::automatic) {
     if (!state.system_reason().empty()) {

@@ -20,6 +20,7 @@ namespace cachecomm {
 
 namespace {
 
+using detail::blocking_engine_of;
 using detail::engine_of;
 using detail::selection_for;
 
@@ -86,7 +87,7 @@ void gather(comm& c, const void* send, void* receive, std::size_t count_per_rank
 
 void gather(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type,
             int root, gather_algorithm algorithm) {
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   const std::size_t block =
       checked_block("gather", count_per_rank, type, static_cast<std::size_t>(c.size()));
   check_root("gather", c, root);
@@ -120,7 +121,7 @@ void scatter(comm& c, const void* send, void* receive, std::size_t count_per_ran
 
 void scatter(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type,
              int root, scatter_algorithm algorithm) {
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   const std::size_t block =
       checked_block("scatter", count_per_rank, type, static_cast<std::size_t>(c.size()));
   check_root("scatter", c, root);
@@ -152,7 +153,7 @@ void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_ra
 
 void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type,
               alltoall_algorithm algorithm) {
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   const auto ranks = static_cast<std::size_t>(c.size());
   const std::size_t block = checked_block("alltoall", count_per_rank, type, ranks);
   if (block == 0) return;
@@ -194,7 +195,7 @@ namespace {
 void prefix(comm& c, const void* send, void* receive, std::size_t count, datatype type,
             reduce_op op, bool exclusive) {
   const char* what = exclusive ? "exscan" : "scan";
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   (void)checked_block(what, count, type, 1);
   if (op == reduce_op::replace) {
     throw unsupported_error(std::string("cachecomm: ") + what +

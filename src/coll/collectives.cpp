@@ -13,6 +13,7 @@
 #include "coll/barrier.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/entry_points.hpp"
+#include "coll/nonblocking_state.hpp"
 #include "coll/selection.hpp"
 #include "coll/system_mpi_choice.hpp"
 #include "coll/tuning_loader.hpp"
@@ -184,6 +185,7 @@ void check_call(comm& c, detail::coll_engine& engine, const call_signature& call
   }
 }
 
+using detail::blocking_engine_of;
 using detail::engine_of;
 using detail::selection_for;
 
@@ -312,6 +314,40 @@ algorithm_choice with_online(comm& c, const detail::coll_engine& engine, detail:
 
 }  // namespace
 
+namespace detail {
+
+void check_nonblocking_arguments(comm& c, nonblocking_collective collective, const void* send,
+                                 const void* receive, std::size_t count, datatype type,
+                                 reduce_op op, int root) {
+  operation_kind kind = operation_kind::broadcast;
+  switch (collective) {
+    case nonblocking_collective::barrier: return;
+    case nonblocking_collective::broadcast: kind = operation_kind::broadcast; break;
+    case nonblocking_collective::reduce: kind = operation_kind::reduce; break;
+    case nonblocking_collective::allreduce: kind = operation_kind::allreduce; break;
+    case nonblocking_collective::allgather: kind = operation_kind::allgather; break;
+  }
+  call_problem problem = local_problem(c, {kind, count, type, op, root}, send, receive);
+  if (problem.empty()) return;
+  // The blocking call's message, naming the nonblocking one: "cachecomm: ibcast: ...".
+  const std::string blocking = std::string("cachecomm: ") + name_of(kind);
+  if (problem.message.rfind(blocking, 0) == 0) {
+    std::string renamed = "cachecomm: ";
+    if (kind == operation_kind::broadcast) {
+      renamed += "ibcast";
+    } else {
+      renamed += 'i';
+      renamed += name_of(kind);
+    }
+    renamed.append(problem.message, blocking.size(), std::string::npos);
+    problem.message = std::move(renamed);
+  }
+  if (problem.what == call_problem::kind::unsupported) throw unsupported_error(problem.message);
+  throw invalid_argument(problem.message);
+}
+
+}  // namespace detail
+
 void throw_size_mismatch(const char* operation, std::size_t expected, std::size_t got) {
   throw invalid_argument(std::string("cachecomm: ") + operation + ": receive span holds " +
                          std::to_string(got) + " elements, expected " + std::to_string(expected));
@@ -365,7 +401,7 @@ void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root
 
 void broadcast(comm& c, void* buffer, std::size_t count, datatype type, int root,
                broadcast_algorithm algorithm) {
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   check_call(c, engine, {operation_kind::broadcast, count, type, reduce_op::sum, root}, nullptr,
              buffer);
   const std::size_t bytes = count * size_of(type);
@@ -405,7 +441,7 @@ void reduce(comm& c, const void* send, void* receive, std::size_t count, datatyp
 
 void reduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
             reduce_op op, int root, reduce_algorithm algorithm) {
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   check_call(c, engine, {operation_kind::reduce, count, type, op, root}, send, receive);
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
@@ -471,7 +507,7 @@ void allreduce(comm& c, const void* send, void* receive, std::size_t count, data
 
 void allreduce(comm& c, const void* send, void* receive, std::size_t count, datatype type,
                reduce_op op, reduce_algorithm algorithm) {
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   check_call(c, engine, {operation_kind::allreduce, count, type, op, 0}, send, receive);
   if (count == 0) return;
   const void* input = send == in_place ? receive : send;
@@ -518,7 +554,7 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
 
 void allgather(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type,
                allgather_algorithm algorithm) {
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   check_call(c, engine, {operation_kind::allgather, count_per_rank, type, reduce_op::sum, 0}, send,
              receive);
   const std::size_t block = count_per_rank * size_of(type);

@@ -9,6 +9,7 @@
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/comm.hpp"
 #include "coll/coll_engine.hpp"
+#include "coll/nonblocking_state.hpp"
 #include "coll/selection.hpp"
 #include "core/comm_impl.hpp"
 
@@ -16,6 +17,14 @@ namespace cachecomm::detail {
 
 /// The comm's collective engine (built on first use).
 inline coll_engine& engine_of(comm& c) {
+  return coll_engine::of(c.impl());
+}
+
+/// The comm's engine for a blocking collective: first finishes the comm's pending nonblocking
+/// operations and builds its nonblocking channel when a nonblocking call asked for one
+/// (settle_nonblocking).
+inline coll_engine& blocking_engine_of(comm& c) {
+  if (c.impl().nonblocking()) settle_nonblocking(c.impl());
   return coll_engine::of(c.impl());
 }
 

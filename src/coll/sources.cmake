@@ -26,6 +26,10 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/scatterv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/vector_collectives.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_library.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_channel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_progress.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_request.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_collectives.cpp
 )
 target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/tuning_table.cpp

@@ -20,6 +20,7 @@ namespace cachecomm {
 
 namespace {
 
+using detail::blocking_engine_of;
 using detail::engine_of;
 using detail::selection_for;
 
@@ -143,7 +144,7 @@ void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t 
 void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t count_per_rank,
                           datatype type, reduce_op op, reduce_scatter_algorithm algorithm) {
   constexpr const char* what = "reduce_scatter_block";
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   const auto ranks = static_cast<std::size_t>(c.size());
   const std::size_t block = checked_bytes(what, count_per_rank, element_size(what, type), ranks);
   if (op == reduce_op::replace) {
@@ -193,7 +194,7 @@ void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive
                 std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
                 datatype type, allgatherv_algorithm algorithm) {
   constexpr const char* what = "allgatherv";
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   const std::size_t element = element_size(what, type);
   byte_layout& layout = reusable_layout();
   fill_layout(layout, what, c, counts, displacements, element);
@@ -264,7 +265,7 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
              std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
              datatype type, int root, gatherv_algorithm algorithm) {
   constexpr const char* what = "gatherv";
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   const std::size_t element = element_size(what, type);
   if (root < 0 || root >= c.size()) {
     throw invalid_argument("cachecomm: gatherv: root " + std::to_string(root) +
@@ -321,7 +322,7 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
               std::span<const std::size_t> displacements, void* receive, std::size_t receive_count,
               datatype type, int root, scatterv_algorithm algorithm) {
   constexpr const char* what = "scatterv";
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   const std::size_t element = element_size(what, type);
   if (root < 0 || root >= c.size()) {
     throw invalid_argument("cachecomm: scatterv: root " + std::to_string(root) +

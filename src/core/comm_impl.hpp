@@ -18,6 +18,7 @@
 namespace cachecomm::detail {
 
 class coll_engine;
+struct nonblocking_state;
 
 /// Owns an MPI communicator handle; frees it unless MPI is already finalized.
 class mpi_comm_owner {
@@ -97,6 +98,10 @@ class comm_impl {
   /// State of the data collectives (src/coll/coll_engine), built on first use.
   [[nodiscard]] std::shared_ptr<coll_engine>& collectives_state() { return m_collectives; }
 
+  /// State of the nonblocking collectives (src/coll/nonblocking_state.hpp), made by the first
+  /// nonblocking call; null until then, which keeps the blocking collectives' check one load.
+  [[nodiscard]] std::shared_ptr<nonblocking_state>& nonblocking() { return m_nonblocking; }
+
  private:
   void split_nodes();
   void resolve_wait_policy();
@@ -113,8 +118,9 @@ class comm_impl {
   wait_policy m_policy;
   shm_segment m_control;
   waiter m_waiter;
-  std::unique_ptr<control_state> m_control_state;  // after the waiter it uses
-  std::shared_ptr<coll_engine> m_collectives;      // last: released before the waiter it uses
+  std::unique_ptr<control_state> m_control_state;    // after the waiter it uses
+  std::shared_ptr<nonblocking_state> m_nonblocking;  // owns no MPI object: any order
+  std::shared_ptr<coll_engine> m_collectives;        // last: released before the waiter it uses
 };
 
 }  // namespace cachecomm::detail

@@ -18,9 +18,9 @@
 #include "preload/type_layout.hpp"
 
 namespace preload = cachecomm::detail::preload;
+using cachecomm::detail::nonblocking_call;
+using cachecomm::detail::nonblocking_kind;
 using preload::call_kind;
-using preload::nonblocking_call;
-using preload::nonblocking_kind;
 using preload::outcome;
 using preload::pass_through;
 
@@ -28,7 +28,7 @@ namespace {
 
 /// The channel to serve a nonblocking call of `bytes` with, or why not (`why`).
 struct nonblocking_route {
-  std::shared_ptr<preload::nonblocking_channel> channel;
+  std::shared_ptr<cachecomm::detail::nonblocking_channel> channel;
   cachecomm::comm* fast = nullptr;
   outcome why = outcome::served;
 };
@@ -123,12 +123,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(call_kind::ibarrier, comm, r, call, request);
 }
 
-/// Broadcasts above this go to MPI (`mpi-faster`): through the slots a broadcast is two copies,
-/// and Open MPI 4.1's single copy overtakes them between 16 and 32 KiB (2 ranks, 2-core EPYC VM:
-/// non-root 2.45 against 3.31 us at 16 KiB, 4.66 against 4.18 at 32 KiB, 9.41 against 5.89 at
-/// 64 KiB). The same on every rank: the bytes are.
-constexpr std::size_t ibcast_served_bytes = 16384;
-
+// Broadcasts above cachecomm::detail::nonblocking_bcast_bytes go to MPI (`mpi-faster`).
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request* request) {
   auto pass = [&] { return PMPI_Ibcast(buffer, count, datatype, root, comm, request); };
@@ -142,7 +137,7 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   if (count < 0) return pass_through(call_kind::ibcast, outcome::invalid_argument, pass);
   const std::size_t bytes = static_cast<std::size_t>(count) * layout->size;
   if (bytes == 0) return pass_through(call_kind::ibcast, outcome::empty, pass);
-  if (bytes > ibcast_served_bytes)
+  if (bytes > cachecomm::detail::nonblocking_bcast_bytes)
     return pass_through(call_kind::ibcast, outcome::mpi_faster, pass);
   const nonblocking_route r = route_nonblocking(call_kind::ibcast, comm, bytes);
   if (!r.channel) return pass_through(call_kind::ibcast, r.why, pass);

@@ -1,15 +1,14 @@
 // The nonblocking collectives the preload serves, as MPI requests: each is a generalized request
-// (MPI_Grequest_start), so it can sit in any array next to MPI's own requests. Its operation is a
-// state machine over the communicator's nonblocking_channel that only ever polls; every MPI
-// completion call (MPI_Wait*, MPI_Test*) first advances all pending operations and completes the
-// generalized requests of those that finished, then hands the array to the system MPI.
+// (MPI_Grequest_start), so it can sit in any array next to MPI's own requests. Its operation lives
+// in the library's shared layer (coll/nonblocking_progress.hpp: queues, progress passes, the
+// channel's protocol); this file adds only the MPI glue. Every MPI completion call (MPI_Wait*,
+// MPI_Test*) first runs a progress pass, which completes the generalized requests of the
+// operations that finished, then hands the array to the system MPI.
 //
-// Progress: a rank's data goes into shared memory when it starts the operation (unless all
-// nonblocking_channel::ring slots are still in use by earlier operations), and its peers read it
-// themselves, so a rank that computes between start and wait never holds its peers up. Only an
-// operation started while the ring was full waits for its owner's next MPI call to be contributed.
+// Progress: see nonblocking_progress.hpp (data goes in at the start; only an operation started
+// while the ring was full waits for its owner's next MPI call to be contributed).
 //
-// Served below MPI_THREAD_MULTIPLE only: the pending operations are process-wide.
+// Served below MPI_THREAD_MULTIPLE only: the live requests and the counters here are process-wide.
 #pragma once
 
 #include <mpi.h>
@@ -17,8 +16,9 @@
 #include <atomic>
 #include <memory>
 
+#include "coll/nonblocking_channel.hpp"
+#include "coll/nonblocking_progress.hpp"
 #include "preload/call_stats.hpp"
-#include "preload/nonblocking_channel.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -67,7 +67,9 @@ void drain_nonblocking();
 int refuse_cancel(MPI_Request request);
 
 /// Backs off one step in a waiting loop (round counts the steps taken).
-void back_off(unsigned round);
+inline void back_off(unsigned round) {
+  progress_back_off(round);
+}
 
 template <typename Done>
 void progress_until(Done&& done) {

@@ -12,8 +12,8 @@
 
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
+#include "coll/nonblocking_channel.hpp"
 #include "preload/call_stats.hpp"
-#include "preload/nonblocking_channel.hpp"
 
 namespace cachecomm::detail::preload {
 

@@ -52,3 +52,9 @@ add_test(NAME bench_coll_blocks_contract
          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check-bench-json
                  ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_blocks_smoke.json --suite coll)
 set_tests_properties(bench_coll_blocks_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_blocks_json)
+
+# Nonblocking collectives of the C++ API against MPI (.split: across "nodes", the system MPI's path
+# everywhere).
+cachecomm_add_mpi_test(mpi_nonblocking SOURCES coll/nonblocking_test.cpp RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
+cachecomm_add_mpi_test(mpi_nonblocking SOURCES coll/nonblocking_test.cpp RANKS 3 SUFFIX .split
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)

@@ -1,4 +1,4 @@
-#include "preload/nonblocking_channel.hpp"
+#include "coll/nonblocking_channel.hpp"
 
 #include <sys/mman.h>
 
@@ -10,7 +10,7 @@
 #include "shm/cache_line.hpp"
 #include "sync/waiter.hpp"
 
-namespace cachecomm::detail::preload {
+namespace cachecomm::detail {
 
 namespace {
 
@@ -193,4 +193,4 @@ int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& 
   return result;
 }
 
-}  // namespace cachecomm::detail::preload
+}  // namespace cachecomm::detail

@@ -1,0 +1,162 @@
+// Nonblocking collectives (cachecomm/nonblocking.hpp) beside the system MPI's on the same comm:
+// start + wait of ibarrier, ibcast, iallreduce, iallgather; and iallreduce overlapped with a fixed
+// amount of computation between start and wait (what a pipelined solver does).
+#include <mpi.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cachecomm/nonblocking.hpp"
+#include "common/statistics.hpp"
+#include "suites/coll_ops.hpp"
+
+namespace cachecomm::bench {
+
+namespace {
+
+/// Busy work of about `microseconds` that makes no library call (the compute between start and
+/// wait).
+void compute_for(double microseconds) {
+  const double until = now_seconds() + microseconds * 1e-6;
+  while (now_seconds() < until) {
+  }
+}
+
+struct nonblocking_case {
+  const char* op;
+  nonblocking_collective collective;
+};
+
+void add_rows(coll_context& context, const char* op, std::size_t bytes,
+              const std::vector<candidate>& candidates, const std::vector<summary>& times,
+              double compute_us) {
+  const double mpi_median = times.front().median;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    json row = {{"op", op},
+                {"impl", candidates[i].impl},
+                {"algorithm", candidates[i].algorithm},
+                {"bytes", bytes},
+                {"iters", context.plan.batches * context.plan.iterations_per_batch},
+                {"buffers", "hot"},
+                {"timing", "per-call"},
+                {"vs_mpi", mpi_median > 0 ? times[i].median / mpi_median : 0.0}};
+    if (compute_us > 0) row["compute_us"] = compute_us;
+    context.results.add(row, times[i]);
+  }
+}
+
+/// Start + wait, or start + compute + wait when `compute_us` > 0; MPI's call first, then ours.
+void measure(coll_context& context, const nonblocking_case& which, std::size_t bytes,
+             double compute_us) {
+  comm& c = context.comm;
+  const MPI_Comm mpi = c.mpi_comm();
+  const auto ranks = static_cast<std::size_t>(c.size());
+  const std::size_t count = which.collective == nonblocking_collective::allreduce
+                                ? std::max<std::size_t>(1, bytes / sizeof(double))
+                                : std::max<std::size_t>(1, bytes);
+  std::vector<double> send(count, 1.0), receive(count * ranks, 0.0);
+  std::vector<std::byte> block(count, std::byte{1}), gathered(count * ranks);
+  const int n = static_cast<int>(count);
+  std::vector<candidate> candidates;
+  auto timed = [compute_us](auto start, auto finish) {
+    return [=] {
+      start();
+      if (compute_us > 0) compute_for(compute_us);
+      finish();
+    };
+  };
+  MPI_Request request = MPI_REQUEST_NULL;
+  auto mpi_wait = [&request] { MPI_Wait(&request, MPI_STATUS_IGNORE); };
+  collective_request ours;
+  auto our_wait = [&ours] { ours.wait(); };
+  switch (which.collective) {
+    case nonblocking_collective::barrier:
+      candidates.push_back(
+          {"mpi", "MPI_Ibarrier", timed([&] { MPI_Ibarrier(mpi, &request); }, mpi_wait)});
+      candidates.push_back({"cachecomm", "", timed([&] { ours = ibarrier(c); }, our_wait)});
+      break;
+    case nonblocking_collective::broadcast:
+      candidates.push_back(
+          {"mpi", "MPI_Ibcast",
+           timed([&] { MPI_Ibcast(block.data(), n, MPI_BYTE, 0, mpi, &request); }, mpi_wait)});
+      candidates.push_back(
+          {"cachecomm", "",
+           timed([&] { ours = ibcast(c, block.data(), count, datatype::byte, 0); }, our_wait)});
+      break;
+    case nonblocking_collective::allreduce:
+      candidates.push_back({"mpi", "MPI_Iallreduce",
+                            timed(
+                                [&] {
+                                  MPI_Iallreduce(send.data(), receive.data(), n, MPI_DOUBLE,
+                                                 MPI_SUM, mpi, &request);
+                                },
+                                mpi_wait)});
+      candidates.push_back({"cachecomm", "",
+                            timed(
+                                [&] {
+                                  ours = iallreduce(c, send.data(), receive.data(), count,
+                                                    datatype::float64, reduce_op::sum);
+                                },
+                                our_wait)});
+      break;
+    case nonblocking_collective::allgather:
+      candidates.push_back({"mpi", "MPI_Iallgather",
+                            timed(
+                                [&] {
+                                  MPI_Iallgather(block.data(), n, MPI_BYTE, gathered.data(), n,
+                                                 MPI_BYTE, mpi, &request);
+                                },
+                                mpi_wait)});
+      candidates.push_back(
+          {"cachecomm", "",
+           timed(
+               [&] { ours = iallgather(c, block.data(), gathered.data(), count, datatype::byte); },
+               our_wait)});
+      break;
+    case nonblocking_collective::reduce: return;
+  }
+  const std::size_t payload =
+      which.collective == nonblocking_collective::allreduce ? count * sizeof(double) : count;
+  candidates.back().algorithm = std::string(to_string(
+      explain_nonblocking(c, which.collective,
+                          which.collective == nonblocking_collective::barrier ? 0 : payload)
+          .path));
+  const std::vector<summary> times = measure_interleaved(mpi, candidates, context.plan);
+  add_rows(context, which.op, which.collective == nonblocking_collective::barrier ? 0 : payload,
+           candidates, times, compute_us);
+}
+
+void run_nonblocking(coll_context& context) {
+  prepare_nonblocking(context.comm);  // the channel exists before the first timed call
+  measure(context, {"ibarrier", nonblocking_collective::barrier}, 0, 0);
+  for (std::size_t bytes : context.sizes) {
+    measure(context, {"ibcast", nonblocking_collective::broadcast}, bytes, 0);
+    measure(context, {"iallreduce", nonblocking_collective::allreduce}, bytes, 0);
+    measure(context, {"iallgather", nonblocking_collective::allgather}, bytes, 0);
+  }
+}
+
+void run_overlap(coll_context& context) {
+  prepare_nonblocking(context.comm);
+  // About the time of a small sparse matrix-vector product of a pipelined CG iteration.
+  constexpr double compute_us = 20;
+  for (std::size_t bytes : context.sizes) {
+    measure(context, {"iallreduce-overlap", nonblocking_collective::allreduce}, bytes, compute_us);
+  }
+}
+
+const coll_op_registration nonblocking_registration{
+    {"nonblocking",
+     "start + wait of ibarrier, ibcast, iallreduce, iallgather beside MPI's own on the same comm",
+     run_nonblocking,
+     {"op", "impl", "algorithm", "bytes", "median_us", "p25_us", "p75_us", "vs_mpi"}}};
+const coll_op_registration overlap_registration{
+    {"iallreduce-overlap",
+     "iallreduce start, 20 us of computation, wait; beside MPI_Iallreduce",
+     run_overlap,
+     {"impl", "algorithm", "bytes", "median_us", "p25_us", "p75_us", "vs_mpi", "compute_us"}}};
+
+}  // namespace
+
+}  // namespace cachecomm::bench

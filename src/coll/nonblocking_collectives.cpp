@@ -1,0 +1,261 @@
+// The C++ API's nonblocking collectives (include/cachecomm/nonblocking.hpp): argument checks, the
+// choice of path, and the start on the comm's channel (the shared layer) or on the system MPI.
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cachecomm/config.hpp"
+#include "cachecomm/error.hpp"
+#include "cachecomm/nonblocking.hpp"
+#include "coll/nonblocking_state.hpp"
+#include "core/comm_impl.hpp"
+#include "core/mpi_check.hpp"
+#include "core/mpi_types.hpp"
+
+namespace cachecomm {
+
+namespace detail {
+
+namespace {
+
+const setting<long long> nonblocking_bytes_setting{
+    "CACHECOMM_NONBLOCKING_BYTES",
+    65536,
+    "C++ API: largest message (bytes per rank; allgather: one block) a nonblocking collective "
+    "carries through the comm's shared-memory channel; larger ones use the system MPI's "
+    "nonblocking call. A comm that uses them holds 4 slots of this size per rank.",
+    {.min = 64, .max = 1 << 26}};
+
+nonblocking_state& state_of(comm& c) {
+  std::shared_ptr<nonblocking_state>& state = c.impl().nonblocking();
+  if (!state) {
+    state = std::make_shared<nonblocking_state>();
+    state->slot_bytes = static_cast<std::size_t>(nonblocking_bytes_setting.read(c.settings()));
+  }
+  return *state;
+}
+
+const char* name_of(nonblocking_collective collective) {
+  switch (collective) {
+    case nonblocking_collective::barrier: return "ibarrier";
+    case nonblocking_collective::broadcast: return "ibcast";
+    case nonblocking_collective::reduce: return "ireduce";
+    case nonblocking_collective::allreduce: return "iallreduce";
+    case nonblocking_collective::allgather: return "iallgather";
+  }
+  return "nonblocking collective";
+}
+
+/// The path of a call of `bytes`: depends only on what every rank agrees on (the comm, its state
+/// after the same collectives, the call and its bytes), so every rank takes the same one.
+nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collective collective,
+                          std::size_t bytes) {
+  const node_topology& topology = c.topology();
+  if (topology.node_count != 1) {
+    return {nonblocking_path::system_mpi, "the comm spans " + std::to_string(topology.node_count) +
+                                              " nodes and the shared-memory channel is node-local"};
+  }
+  if (collective == nonblocking_collective::broadcast && bytes > nonblocking_bcast_bytes) {
+    return {nonblocking_path::system_mpi,
+            std::to_string(bytes) + " bytes: a broadcast through the slots is two copies, and " +
+                "MPI's single copy is faster from 16 KiB (measured, 2 ranks)"};
+  }
+  if (bytes > state.slot_bytes) {
+    return {nonblocking_path::system_mpi,
+            std::to_string(bytes) + " bytes exceed the channel's slot of " +
+                std::to_string(state.slot_bytes) +
+                " (CACHECOMM_NONBLOCKING_BYTES): MPI's nonblocking call moves it without staging"};
+  }
+  if (!state.unavailable.empty()) {
+    return {nonblocking_path::system_mpi,
+            "the comm's nonblocking channel could not be built (" + state.unavailable + ")"};
+  }
+  if (!state.channel) {
+    return {nonblocking_path::system_mpi,
+            "the comm's nonblocking channel is not built yet (prepare_nonblocking(), or the "
+            "comm's next blocking collective, builds it)"};
+  }
+  return {nonblocking_path::shared_memory,
+          "the comm's shared-memory channel: this rank's data is copied in at the start, the "
+          "peers read it themselves"};
+}
+
+void build_channel(comm_impl& impl, nonblocking_state& state) {
+  state.wanted = false;
+  try {
+    state.channel =
+        std::make_shared<nonblocking_channel>(impl.node(), state.slot_bytes, impl.policy());
+  } catch (const std::exception& e) {
+    state.unavailable = e.what();
+    std::fprintf(stderr,
+                 "cachecomm: no shared memory for nonblocking collectives (%s); they use the "
+                 "system MPI on this comm\n",
+                 e.what());
+  }
+}
+
+std::unique_ptr<request_state> new_state(comm& c, nonblocking_collective collective,
+                                         nonblocking_choice choice) {
+  auto state = std::make_unique<request_state>();
+  state->what = name_of(collective);
+  state->path = choice.path;
+  state->reason = std::move(choice.reason);
+  state->policy = c.waiting();
+  return state;
+}
+
+/// The MPI count of a system-MPI call, or unsupported_error above INT_MAX.
+int mpi_count(std::size_t count, const char* what) {
+  return mpi_int_count<unsupported_error>(count, [what] {
+    return std::string("cachecomm: ") + what +
+           " through the system MPI is limited to INT_MAX elements per call";
+  });
+}
+
+/// Starts `call` on the path chosen for it. `mpi_start` issues the system MPI's call.
+template <typename MpiStart>
+collective_request start(comm& c, nonblocking_collective collective, std::size_t bytes,
+                         const nonblocking_call& call, MpiStart&& mpi_start) {
+  nonblocking_state& comm_state = state_of(c);
+  nonblocking_choice choice = choose(c, comm_state, collective, bytes);
+  if (collective != nonblocking_collective::barrier && bytes == 0) {
+    choice = {nonblocking_path::local, "no data to move"};
+  }
+  if (choice.path == nonblocking_path::system_mpi && c.topology().node_count == 1 &&
+      !comm_state.channel && comm_state.unavailable.empty() && bytes <= comm_state.slot_bytes) {
+    comm_state.wanted = true;  // built at the comm's next blocking collective (collective there)
+  }
+  std::unique_ptr<request_state> state = new_state(c, collective, std::move(choice));
+  switch (state->path) {
+    case nonblocking_path::shared_memory:
+      state->operation.channel = comm_state.channel;
+      state->operation.call = call;
+      start_operation(state->operation);
+      break;
+    case nonblocking_path::system_mpi: {
+      const int code = mpi_start(state->mpi);
+      if (code != MPI_SUCCESS) throw mpi_error(state->what, code);
+      break;
+    }
+    case nonblocking_path::local:
+    case nonblocking_path::none: break;  // complete: the first test or wait reports it
+  }
+  return collective_request(std::move(state));
+}
+
+}  // namespace
+
+void settle_nonblocking(comm_impl& impl) {
+  nonblocking_state& state = *impl.nonblocking();
+  if (state.channel) settle_channel(state.channel.get());
+  if (state.wanted && !state.channel && state.unavailable.empty()) build_channel(impl, state);
+}
+
+}  // namespace detail
+
+using detail::nonblocking_call;
+using detail::nonblocking_kind;
+
+nonblocking_choice explain_nonblocking(comm& c, nonblocking_collective collective,
+                                       std::size_t bytes) {
+  return detail::choose(c, detail::state_of(c), collective, bytes);
+}
+
+void prepare_nonblocking(comm& c) {
+  detail::nonblocking_state& state = detail::state_of(c);
+  if (state.channel) detail::settle_channel(state.channel.get());
+  if (c.topology().node_count == 1 && !state.channel && state.unavailable.empty())
+    detail::build_channel(c.impl(), state);
+}
+
+collective_request ibarrier(comm& c) {
+  nonblocking_call call;
+  call.kind = nonblocking_kind::barrier;
+  return detail::start(c, nonblocking_collective::barrier, 0, call,
+                       [&](MPI_Request& r) { return MPI_Ibarrier(c.mpi_comm(), &r); });
+}
+
+collective_request ibcast(comm& c, void* buffer, std::size_t count, datatype type, int root) {
+  const auto which = nonblocking_collective::broadcast;
+  detail::check_nonblocking_arguments(c, which, nullptr, buffer, count, type, reduce_op::sum, root);
+  nonblocking_call call;
+  call.kind = nonblocking_kind::bcast;
+  call.bytes = call.own_bytes = count * size_of(type);
+  call.root = c.topology().node_rank_of(root);
+  call.send = buffer;
+  call.recv = buffer;
+  return detail::start(c, which, call.bytes, call, [&](MPI_Request& r) {
+    return MPI_Ibcast(buffer, detail::mpi_count(count, "ibcast"), detail::mpi_datatype_of(type),
+                      root, c.mpi_comm(), &r);
+  });
+}
+
+collective_request ireduce(comm& c, const void* send, void* receive, std::size_t count,
+                           datatype type, reduce_op op, int root) {
+  const auto which = nonblocking_collective::reduce;
+  detail::check_nonblocking_arguments(c, which, send, receive, count, type, op, root);
+  const bool is_root = c.rank() == root;
+  nonblocking_call call;
+  call.kind = nonblocking_kind::reduce;
+  call.bytes = call.own_bytes = count * size_of(type);
+  call.count = count;
+  call.type = type;
+  call.op = op;
+  call.root = c.topology().node_rank_of(root);
+  // In place: the input is the receive buffer (at a non-root too, as the blocking reduce has it).
+  call.send = send == in_place ? receive : send;
+  call.recv = is_root ? receive : nullptr;
+  return detail::start(c, which, call.bytes, call, [&](MPI_Request& r) {
+    // MPI allows MPI_IN_PLACE at the root only; elsewhere the input is named directly.
+    const void* mpi_send = send == in_place ? (is_root ? MPI_IN_PLACE : receive) : send;
+    return MPI_Ireduce(mpi_send, receive, detail::mpi_count(count, "ireduce"),
+                       detail::mpi_datatype_of(type), detail::mpi_op_of(op), root, c.mpi_comm(),
+                       &r);
+  });
+}
+
+collective_request iallreduce(comm& c, const void* send, void* receive, std::size_t count,
+                              datatype type, reduce_op op) {
+  const auto which = nonblocking_collective::allreduce;
+  detail::check_nonblocking_arguments(c, which, send, receive, count, type, op, 0);
+  nonblocking_call call;
+  call.kind = nonblocking_kind::allreduce;
+  call.bytes = call.own_bytes = count * size_of(type);
+  call.count = count;
+  call.type = type;
+  call.op = op;
+  call.send = send == in_place ? receive : send;
+  call.recv = receive;
+  return detail::start(c, which, call.bytes, call, [&](MPI_Request& r) {
+    return MPI_Iallreduce(send == in_place ? MPI_IN_PLACE : send, receive,
+                          detail::mpi_count(count, "iallreduce"), detail::mpi_datatype_of(type),
+                          detail::mpi_op_of(op), c.mpi_comm(), &r);
+  });
+}
+
+collective_request iallgather(comm& c, const void* send, void* receive, std::size_t count_per_rank,
+                              datatype type) {
+  const auto which = nonblocking_collective::allgather;
+  detail::check_nonblocking_arguments(c, which, send, receive, count_per_rank, type, reduce_op::sum,
+                                      0);
+  const std::size_t block = count_per_rank * size_of(type);
+  nonblocking_call call;
+  call.kind = nonblocking_kind::allgather;
+  call.bytes = call.own_bytes = block;
+  // A rank's block sits at its place in receive: on one node, node ranks follow comm ranks.
+  call.send = send == in_place ? static_cast<const std::byte*>(receive) +
+                                     static_cast<std::size_t>(c.rank()) * block
+                               : send;
+  call.recv = receive;
+  return detail::start(c, which, block, call, [&](MPI_Request& r) {
+    const int count = detail::mpi_count(count_per_rank, "iallgather");
+    const MPI_Datatype mpi_type = detail::mpi_datatype_of(type);
+    return MPI_Iallgather(send == in_place ? MPI_IN_PLACE : send, count, mpi_type, receive, count,
+                          mpi_type, c.mpi_comm(), &r);
+  });
+}
+
+}  // namespace cachecomm

@@ -1,0 +1,152 @@
+#include "coll/nonblocking_progress.hpp"
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "sync/waiter.hpp"
+
+namespace cachecomm::detail {
+
+namespace {
+
+/// The operations of one channel not finished yet, in operation order. A queue stays when it
+/// empties (a program keeps using the same communicators; no allocation per operation); `channel`
+/// is only compared, never followed, once its queue is empty (the channel may be gone).
+struct channel_queue {
+  const nonblocking_channel* channel = nullptr;
+  std::vector<nonblocking_operation*> operations;
+};
+
+struct registry {
+  std::mutex lock;
+  std::vector<channel_queue> queues;
+};
+
+registry& the_registry() {
+  static registry instance;
+  return instance;
+}
+
+std::atomic<int> g_pending{0};
+
+channel_queue& queue_of(std::vector<channel_queue>& queues, const nonblocking_channel* channel) {
+  for (channel_queue& queue : queues) {
+    if (queue.channel == channel) return queue;
+  }
+  // An empty queue is taken over (its channel may be gone): the list stays as long as the number
+  // of communicators with operations pending at once.
+  for (channel_queue& queue : queues) {
+    if (queue.operations.empty()) {
+      queue.channel = channel;
+      return queue;
+    }
+  }
+  queues.push_back(channel_queue{channel, {}});
+  return queues.back();
+}
+
+/// Advances one channel's operations; appends the finished ones to `finished`.
+void advance(channel_queue& queue, std::vector<nonblocking_operation*>& finished) {
+  if (queue.operations.empty()) return;
+  nonblocking_channel& channel = *queue.operations.front()->channel;
+  for (nonblocking_operation* operation : queue.operations) {
+    if (operation->contributed) continue;
+    if (!channel.slot_free(operation->sequence)) break;  // in order: later ones wait too
+    channel.contribute(operation->sequence, operation->call);
+    operation->contributed = true;
+  }
+  std::size_t done = 0;
+  for (; done < queue.operations.size(); ++done) {
+    nonblocking_operation* operation = queue.operations[done];
+    if (!operation->contributed || !channel.ready(operation->sequence, operation->call)) break;
+    operation->error = channel.finish(operation->sequence, operation->call, operation->problem);
+    finished.push_back(operation);
+    g_pending.fetch_sub(1, std::memory_order_relaxed);
+  }
+  queue.operations.erase(queue.operations.begin(),
+                         queue.operations.begin() + static_cast<std::ptrdiff_t>(done));
+}
+
+}  // namespace
+
+void start_operation(nonblocking_operation& operation) {
+  {
+    registry& r = the_registry();
+    const std::lock_guard<std::mutex> guard(r.lock);
+    operation.sequence = operation.channel->next_sequence();
+    queue_of(r.queues, operation.channel.get()).operations.push_back(&operation);
+    g_pending.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Contributes now when the slot is free (a rank that computes until its wait holds nobody up);
+  // finishes at once what needs nothing more.
+  progress_operations();
+}
+
+int progress_operations() {
+  thread_local std::vector<nonblocking_operation*> finished;
+  finished.clear();
+  {
+    registry& r = the_registry();
+    const std::lock_guard<std::mutex> guard(r.lock);
+    for (channel_queue& queue : r.queues) advance(queue, finished);
+  }
+  // Last, and unlocked: a callback may delete its operation (it must not run a pass itself).
+  const int count = static_cast<int>(finished.size());
+  for (nonblocking_operation* operation : finished) {
+    auto* const callback = operation->on_finished;
+    void* const context = operation->context;
+    operation->finished.store(true, std::memory_order_release);
+    if (callback != nullptr) callback(*operation, context);
+  }
+  finished.clear();
+  return count;
+}
+
+bool operations_pending() {
+  return g_pending.load(std::memory_order_relaxed) != 0;
+}
+
+bool channel_has_pending(const nonblocking_channel* channel) {
+  registry& r = the_registry();
+  const std::lock_guard<std::mutex> guard(r.lock);
+  return std::any_of(r.queues.begin(), r.queues.end(), [&](const channel_queue& queue) {
+    return queue.channel == channel && !queue.operations.empty();
+  });
+}
+
+void settle_channel(const nonblocking_channel* channel) {
+  if (!operations_pending() || !channel_has_pending(channel)) return;
+  progress_until([channel] { return !channel_has_pending(channel); });
+}
+
+void progress_back_off(unsigned round) {
+  // The first pending channel's policy (all communicators of a process normally share one).
+  wait_policy policy;
+  policy.spin_iterations = 2000;
+  policy.yield_iterations = 200;
+  {
+    registry& r = the_registry();
+    const std::lock_guard<std::mutex> guard(r.lock);
+    for (const channel_queue& queue : r.queues) {
+      if (!queue.operations.empty()) {
+        policy = queue.operations.front()->channel->policy();
+        break;
+      }
+    }
+  }
+  if (round < policy.spin_iterations) {
+    cpu_relax();
+  } else if (round < policy.spin_iterations + policy.yield_iterations) {
+    sched_yield();
+  } else {
+    // Oversubscribed or long waits: let the peer that has work run.
+    const timespec pause{0, 20000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+}  // namespace cachecomm::detail

@@ -1,0 +1,53 @@
+// The C++ API's nonblocking collectives (include/cachecomm/nonblocking.hpp): a comm's state and one
+// request's state. The shared-memory path is the library's shared layer (nonblocking_progress.hpp),
+// the same the preload library serves MPI_I* with; the other path is the system MPI's own call.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "cachecomm/nonblocking.hpp"
+#include "cachecomm/wait_policy.hpp"
+#include "coll/nonblocking_channel.hpp"
+#include "coll/nonblocking_progress.hpp"
+
+namespace cachecomm::detail {
+
+class comm_impl;
+
+/// One comm's nonblocking state (comm_impl::nonblocking()), made by its first nonblocking call or
+/// explain_nonblocking.
+struct nonblocking_state {
+  std::size_t slot_bytes = 0;  ///< CACHECOMM_NONBLOCKING_BYTES, read once
+  /// Built collectively (settle_nonblocking, prepare_nonblocking); shared: a pending request keeps
+  /// it alive when the comm goes first.
+  std::shared_ptr<nonblocking_channel> channel;
+  bool wanted = false;      ///< a nonblocking call asked for the channel
+  std::string unavailable;  ///< why building the channel failed (then every call takes MPI's path)
+};
+
+/// Before a blocking collective on `impl`'s comm (every rank is in the same one): finishes the
+/// comm's pending shared-memory requests and builds the channel when a nonblocking call asked.
+void settle_nonblocking(comm_impl& impl);
+
+/// The blocking call's checks of this rank's own arguments (collectives.cpp), for a nonblocking
+/// start: throws invalid_argument or unsupported_error naming the nonblocking call.
+void check_nonblocking_arguments(comm& c, nonblocking_collective collective, const void* send,
+                                 const void* receive, std::size_t count, datatype type,
+                                 reduce_op op, int root);
+
+/// What a request holds from start to completion.
+struct request_state {
+  const char* what = "";  ///< "iallreduce", ... for messages
+  nonblocking_path path = nonblocking_path::none;
+  std::string reason;
+  wait_policy policy;                  ///< the comm's (timeout, back-off)
+  bool reported = false;               ///< test/wait reported completion (the request is inactive)
+  nonblocking_operation operation;     ///< shared_memory: queued in the shared layer until finished
+  MPI_Request mpi = MPI_REQUEST_NULL;  ///< system_mpi
+};
+
+}  // namespace cachecomm::detail
