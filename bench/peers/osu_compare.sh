@@ -17,14 +17,16 @@
 #
 # osu_compare.sh [--mpis system,ompi5,mpich5,impi] [--np 2] [--rounds 5] [--iters 200]
 #                [--ops bcast,reduce,allreduce,allgather,barrier] [--max-size 4194304]
-#                [--peers /opt/mpi-peers] [--json FILE] [--extra "osu args"]
+#                [--peers /opt/mpi-peers] [--json FILE] [--extra "osu args"] [--first-round N]
+# (--first-round: number the rounds from N, so that separate runs of one round each still
+# alternate which side goes first.)
 #
 # Each MPI needs a preload built for it: the system MPI's in build/release, a peer's in
 # build/mpi-<name> (`make test-mpi MPI_HOME=/opt/mpi-peers/<name>` builds it; Intel MPI's too).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 mpis="system,ompi5,mpich5,impi"; np=2; rounds=5; iters=200; ops="bcast,reduce,allreduce,allgather,barrier"
-max_size=4194304; peers=/opt/mpi-peers; json=""; extra=""
+max_size=4194304; peers=/opt/mpi-peers; json=""; extra=""; first_round=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpis) mpis="$2"; shift 2 ;;
@@ -36,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --peers) peers="$2"; shift 2 ;;
     --json) json="$2"; shift 2 ;;
     --extra) extra="$2"; shift 2 ;;
+    --first-round) first_round="$2"; shift 2 ;;
     *) echo "osu_compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -87,7 +90,7 @@ for mpi in "${mpi_list[@]}"; do
   done
 done
 
-for round in $(seq 1 "$rounds"); do
+for round in $(seq "$first_round" $((first_round + rounds - 1))); do
   for mpi in "${mpi_list[@]}"; do
     for op in "${op_list[@]}"; do
       size_args=(-m "1:$max_size"); [[ "$op" == *barrier ]] && size_args=()
