@@ -385,4 +385,29 @@ inline selection<scatterv_algorithm> select_scatterv(const selection_input& inpu
           "blocks in the root's slot when all fit, otherwise through the data region"};
 }
 
+/// Alltoallv: the same on every rank (no rank knows the others' counts): single copy at 2 ranks on
+/// their own cores, as alltoall's rule. Inside the call every rank reads every rank's counts, so
+/// single copy pulls only when the largest block of the call has 64 KiB or more (below, blocks go
+/// through the slots or the data region as with central); `bytes` (the largest block) only picks
+/// the reason.
+inline selection<alltoallv_algorithm> select_alltoallv(const selection_input& input,
+                                                       alltoallv_algorithm requested) {
+  if (requested != alltoallv_algorithm::automatic) {
+    return {requested, "set by CACHECOMM_ALLTOALLV"};
+  }
+  if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node)) {
+    if (input.bytes >= thresholds::single_copy_blocks_min_bytes) {
+      return {alltoallv_algorithm::single_copy,
+              "2 ranks on their own cores, largest block of 64 KiB or more: each rank pulls its "
+              "blocks straight from the owners' buffers (cross-memory attach)"};
+    }
+    return {alltoallv_algorithm::single_copy,
+            "2 ranks on their own cores (the choice cannot depend on counts each rank alone "
+            "knows); largest block under 64 KiB: the blocks go through the slots or the data "
+            "region, as with central"};
+  }
+  return {alltoallv_algorithm::central,
+          "a rank's blocks in its slot when they fit, otherwise through the data region"};
+}
+
 }  // namespace cachecomm::detail

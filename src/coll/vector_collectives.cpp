@@ -1,6 +1,9 @@
-// Public entry points of reduce_scatter_block, allgatherv and gatherv: argument checks, the
-// automatic choice, and the multi-node case (handed to the system MPI whole, as for the block
-// collectives). The algorithms are in reduce_scatter_block.cpp, allgatherv.cpp and gatherv.cpp.
+// Public entry points of reduce_scatter_block, allgatherv, gatherv, scatterv and alltoallv:
+// argument checks, the automatic choice, and the multi-node case (handed to the system MPI whole,
+// as for the block collectives). The algorithms are in reduce_scatter_block.cpp, allgatherv.cpp,
+// gatherv.cpp, scatterv.cpp and alltoallv.cpp.
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -64,9 +67,10 @@ struct byte_layout {
 };
 
 /// This thread's layout, refilled by every call (its vectors keep their capacity: a small call
-/// allocates nothing). Empty until fill_layout.
-byte_layout& reusable_layout() {
-  thread_local byte_layout layout;
+/// allocates nothing). Empty until fill_layout. `side` 1: a second one (alltoallv's receive side).
+byte_layout& reusable_layout(std::size_t side = 0) {
+  thread_local std::array<byte_layout, 2> layouts;
+  byte_layout& layout = layouts.at(side);
   layout.bytes.clear();
   layout.offsets.clear();
   layout.largest = 0;
@@ -126,6 +130,12 @@ algorithm_choice explain_gatherv(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
   return explained(
       detail::select_gatherv(selection_for(c, engine, bytes), engine.tuning().gatherv));
+}
+
+algorithm_choice explain_alltoallv(comm& c, std::size_t bytes) {
+  auto& engine = engine_of(c);
+  return explained(
+      detail::select_alltoallv(selection_for(c, engine, bytes), engine.tuning().alltoallv));
 }
 
 algorithm_choice explain_scatterv(comm& c, std::size_t bytes) {
@@ -366,6 +376,79 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
                                  is_root ? layout.offsets.data() : nullptr,
                                  root};
   engine.scatterv(call, algorithm);
+}
+
+void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_counts,
+               std::span<const std::size_t> send_displacements, void* receive,
+               std::span<const std::size_t> receive_counts,
+               std::span<const std::size_t> receive_displacements, datatype type) {
+  alltoallv(c, send, send_counts, send_displacements, receive, receive_counts,
+            receive_displacements, type, alltoallv_algorithm::automatic);
+}
+
+void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_counts,
+               std::span<const std::size_t> send_displacements, void* receive,
+               std::span<const std::size_t> receive_counts,
+               std::span<const std::size_t> receive_displacements, datatype type,
+               alltoallv_algorithm algorithm) {
+  constexpr const char* what = "alltoallv";
+  auto& engine = engine_of(c);
+  const std::size_t element = element_size(what, type);
+  const bool in_place_call = send == in_place;
+  byte_layout& received = reusable_layout(1);
+  fill_layout(received, what, c, receive_counts, receive_displacements, element);
+  byte_layout& sent = reusable_layout(0);
+  if (in_place_call) {
+    sent.bytes = received.bytes;
+    sent.offsets = received.offsets;
+    sent.largest = received.largest;
+  } else {
+    fill_layout(sent, what, c, send_counts, send_displacements, element);
+  }
+  if (received.largest != 0) check_buffer(what, "receive", receive);
+  if (!in_place_call && sent.largest != 0) check_buffer(what, "send", send);
+  if (!c.impl().single_node()) {
+    const std::vector<int> mpi_receive_bytes = mpi_counts(received.bytes, what);
+    const std::vector<int> mpi_receive_offsets = mpi_counts(received.offsets, what);
+    std::vector<int> mpi_send_bytes;
+    std::vector<int> mpi_send_offsets;
+    if (!in_place_call) {
+      mpi_send_bytes = mpi_counts(sent.bytes, what);
+      mpi_send_offsets = mpi_counts(sent.offsets, what);
+    }
+    CACHECOMM_MPI(MPI_Alltoallv(in_place_call ? MPI_IN_PLACE : send, mpi_send_bytes.data(),
+                                mpi_send_offsets.data(), MPI_BYTE, receive,
+                                mpi_receive_bytes.data(), mpi_receive_offsets.data(), MPI_BYTE,
+                                c.mpi_comm()));
+    return;
+  }
+  if (algorithm == alltoallv_algorithm::automatic) {
+    // Not from the sizes: each rank knows only its own, and every rank must choose the same.
+    algorithm =
+        detail::select_alltoallv(selection_for(c, engine, 0), engine.tuning().alltoallv).algorithm;
+  }
+  const void* input = in_place_call ? receive : send;
+  // In place, a rank whose blocks leave its slot still sends them (pulled, or through the region)
+  // after it has begun to receive into the same buffer: it sends from a copy of them instead (one
+  // whose blocks fit in its slot has sent them all before it receives anything).
+  std::vector<std::byte> staged;
+  if (in_place_call && c.size() > 1) {
+    const auto me = static_cast<std::size_t>(c.rank());
+    std::size_t outgoing = 0;
+    std::size_t end = 0;
+    for (std::size_t r = 0; r < sent.bytes.size(); ++r) {
+      if (r != me) outgoing += sent.bytes[r];
+      if (sent.bytes[r] != 0) end = std::max(end, sent.offsets[r] + sent.bytes[r]);
+    }
+    if (outgoing > engine.alltoallv_inline_bytes()) {
+      const auto* from = static_cast<const std::byte*>(receive);
+      staged.assign(from, from + end);
+      input = staged.data();
+    }
+  }
+  const detail::exchange_call call{input,   sent.bytes.data(),     sent.offsets.data(),
+                                   receive, received.bytes.data(), received.offsets.data()};
+  engine.alltoallv(call, algorithm);
 }
 
 }  // namespace cachecomm
