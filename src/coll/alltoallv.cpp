@@ -1,12 +1,14 @@
-// Alltoallv on one node. In the call's first step every rank posts in its 4 KiB slot its buffer's
-// address, what it sends to every rank (bytes and offsets) and, when its blocks for the others fit
-// beside them, the blocks themselves. Every rank reads every slot, so all ranks know every count
-// and take the same path for the blocks that did not fit: with single copy and a largest block of
-// 64 KiB or more each rank pulls them from their owners' buffers in that step (the owners wait for
-// their readers); otherwise they go through the data region, one chunk per pair of ranks and step,
-// as many steps as the largest of them needs. A rank that receives from a rank another count than
-// that rank sends it takes the smaller part and fails after the call, naming both (as MPI reports a
-// truncation at the receiver); the other ranks are not affected.
+// Alltoallv on one node. In the call's first step every rank posts in its slot its send count for
+// every rank and either its blocks for the others, when they fit beside the counts, or its buffer's
+// address and send displacements. Up to 13 ranks that header lies in the 256-byte slot (one cache
+// line for a few bytes at 2 ranks), and blocks that do not fit there in the rank's 4 KiB slot of
+// the same step. Every rank reads every slot, so all ranks know every count and take the same path
+// for the blocks that did not fit: with single copy and a largest block of 64 KiB or more each rank
+// pulls them from their owners' buffers in that step (the owners wait for their readers);
+// otherwise they go through the data region, one chunk per pair of ranks and step, as many steps as
+// the largest of them needs. A rank that receives from a rank another count than that rank sends it
+// takes the smaller part and fails after the call, naming both (as MPI reports a truncation at the
+// receiver); the other ranks are not affected.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -20,12 +22,16 @@ namespace cachecomm::detail {
 
 namespace {
 
-// A rank's first slot: whether its blocks follow inline, its buffer's address, its send bytes and
-// offsets per rank, then (inline) its blocks for the other ranks in rank order.
-constexpr std::size_t fixed_words = 2;
+// A rank's header: where its blocks are, its send count per rank, then (blocks in a slot) the
+// blocks for the other ranks in rank order, or (blocks in its buffer) the buffer's address and its
+// send offsets per rank.
+enum class blocks_at : std::uint64_t { header_slot = 1, large_slot = 2, buffer = 3 };
 
-std::size_t header_bytes(std::size_t ranks) {
-  return (fixed_words + 2 * ranks) * 8;
+std::size_t counts_bytes(std::size_t ranks) {
+  return (1 + ranks) * 8;
+}
+std::size_t largest_header_bytes(std::size_t ranks) {
+  return (2 + 2 * ranks) * 8;
 }
 
 std::uint64_t word(const std::byte* slot, std::size_t index) {
@@ -44,8 +50,10 @@ constexpr std::size_t pull_min_bytes = 64U << 10;
 }  // namespace
 
 std::size_t coll_engine::alltoallv_inline_bytes() const {
-  const std::size_t header = header_bytes(static_cast<std::size_t>(m_size));
-  return header < slot_payload ? slot_payload - header : 0;
+  // The header in the small slot (when it fits there) leaves the whole 4 KiB slot to the blocks.
+  const auto size = static_cast<std::size_t>(m_size);
+  if (largest_header_bytes(size) <= small_slot_payload) return slot_payload;
+  return slot_payload - counts_bytes(size);
 }
 
 void coll_engine::alltoallv(const exchange_call& call, alltoallv_algorithm algorithm) {
@@ -63,9 +71,9 @@ void coll_engine::alltoallv(const exchange_call& call, alltoallv_algorithm algor
     }
     return;
   }
-  if (header_bytes(static_cast<std::size_t>(m_size)) > slot_payload) {
+  if (largest_header_bytes(static_cast<std::size_t>(m_size)) > slot_payload) {
     throw unsupported_error("cachecomm: alltoallv: more than " +
-                            std::to_string((slot_payload / 8 - fixed_words) / 2) +
+                            std::to_string(slot_payload / 16 - 1) +
                             " ranks on one node (a rank's counts must fit in one slot)");
   }
   begin_call(call_kind::alltoallv, 0, datatype::byte, 0xffU);
@@ -77,29 +85,39 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
   const auto size = static_cast<std::size_t>(m_size);
   const auto* in = static_cast<const std::byte*>(call.input);
   auto* out = static_cast<std::byte*>(call.output);
-  const std::size_t header = header_bytes(size);
+  // Every rank's header in the same kind of slot (from the rank count alone).
+  const std::size_t header_slot =
+      largest_header_bytes(size) <= small_slot_payload ? small_slot_payload : slot_payload;
+  const std::size_t counts = counts_bytes(size);
   std::size_t outgoing = 0;  // bytes to the other ranks
   for (std::size_t r = 0; r < size; ++r) {
     if (r != me) outgoing += call.send_bytes[r];
   }
-  const bool own_inline = outgoing <= slot_payload - header;
+  auto own_place = blocks_at::buffer;
+  if (outgoing <= header_slot - counts) {
+    own_place = blocks_at::header_slot;
+  } else if (outgoing <= alltoallv_inline_bytes()) {
+    own_place = blocks_at::large_slot;
+  }
 
   const std::uint32_t step = begin_step();
-  ensure_free(step, slot_depth(slot_payload));
-  std::byte* own_slot = slot_data(m_rank, step, slot_payload);
-  put_word(own_slot, 0, own_inline ? 1 : 0);
-  put_word(own_slot, 1, reinterpret_cast<std::uintptr_t>(in));
-  std::memcpy(own_slot + fixed_words * 8, call.send_bytes, size * 8);
-  std::memcpy(own_slot + (fixed_words + size) * 8, call.send_offsets, size * 8);
-  if (own_inline) {
-    std::byte* at = own_slot + header;
+  ensure_free(step, slot_depth(own_place == blocks_at::large_slot ? slot_payload : header_slot));
+  std::byte* header = slot_data(m_rank, step, header_slot);
+  put_word(header, 0, static_cast<std::uint64_t>(own_place));
+  std::memcpy(header + 8, call.send_bytes, size * 8);
+  if (own_place == blocks_at::buffer) {
+    put_word(header, 1 + size, reinterpret_cast<std::uintptr_t>(in));
+    std::memcpy(header + counts + 8, call.send_offsets, size * 8);
+  } else {
+    std::byte* at = own_place == blocks_at::header_slot ? header + counts
+                                                        : slot_data(m_rank, step, slot_payload);
     for (std::size_t r = 0; r < size; ++r) {
       if (r == me || call.send_bytes[r] == 0) continue;
       std::memcpy(at, in + call.send_offsets[r], call.send_bytes[r]);
       at += call.send_bytes[r];
     }
   }
-  post_slot(step, slot_payload);
+  post_slot(step, header_slot);  // publishes the 4 KiB slot's blocks too (written before)
 
   // The first disagreement this rank saw: the sender, what it sends, what this rank receives.
   int disagreeing = -1;
@@ -115,31 +133,34 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
   if (own != 0 && in + call.send_offsets[me] != out + call.receive_offsets[me])
     std::memcpy(out + call.receive_offsets[me], in + call.send_offsets[me], own);
 
-  // Every slot: the inline blocks meant for this rank, and the largest block that is not inline
-  // (the same on every rank: all read all counts).
+  // Every header: the blocks meant for this rank that came in a slot, and the largest block that
+  // did not (the same on every rank: all read all counts).
   std::size_t largest_outside = 0;
   for (std::size_t distance = 1; distance < size; ++distance) {
     const std::size_t rank = (me + distance) % size;
-    wait_slot(static_cast<int>(rank), step, slot_payload, "alltoallv (a rank's slot)");
-    const std::byte* slot = slot_data(static_cast<int>(rank), step, slot_payload);
-    const bool is_inline = word(slot, 0) != 0;
-    const std::size_t sent = word(slot, fixed_words + me);
+    wait_slot(static_cast<int>(rank), step, header_slot, "alltoallv (a rank's slot)");
+    const std::byte* slot = slot_data(static_cast<int>(rank), step, header_slot);
+    const auto place = static_cast<blocks_at>(word(slot, 0));
+    const std::size_t sent = word(slot, 1 + me);
     const std::size_t taken = taken_from(rank, sent);
     std::uint64_t* peer = m_peer_words.data() + rank * peer_words;
     peer[0] = sent;
-    peer[1] = is_inline ? 1 : 0;
-    peer[2] = word(slot, 1) + word(slot, fixed_words + size + me);
-    if (is_inline) {
-      std::size_t at = header;
-      for (std::size_t r = 0; r < me; ++r)
-        if (r != rank) at += word(slot, fixed_words + r);
-      if (taken != 0) std::memcpy(out + call.receive_offsets[rank], slot + at, taken);
-    } else {
+    peer[1] = place == blocks_at::buffer ? 0 : 1;
+    if (place == blocks_at::buffer) {
+      peer[2] = word(slot, 1 + size) + word(slot, 2 + size + me);
       for (std::size_t r = 0; r < size; ++r)
-        if (r != rank)
-          largest_outside = std::max<std::size_t>(largest_outside, word(slot, fixed_words + r));
+        if (r != rank) largest_outside = std::max<std::size_t>(largest_outside, word(slot, 1 + r));
+    } else if (taken != 0) {
+      const std::byte* blocks = place == blocks_at::header_slot
+                                    ? slot + counts
+                                    : slot_data(static_cast<int>(rank), step, slot_payload);
+      std::size_t at = 0;
+      for (std::size_t r = 0; r < me; ++r)
+        if (r != rank) at += word(slot, 1 + r);
+      std::memcpy(out + call.receive_offsets[rank], blocks + at, taken);
     }
   }
+  const bool own_inline = own_place != blocks_at::buffer;
   if (!own_inline) {
     for (std::size_t r = 0; r < size; ++r)
       if (r != me) largest_outside = std::max(largest_outside, call.send_bytes[r]);

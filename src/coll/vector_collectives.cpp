@@ -66,16 +66,27 @@ struct byte_layout {
   std::size_t largest = 0;
 };
 
-/// This thread's layout, refilled by every call (its vectors keep their capacity: a small call
-/// allocates nothing). Empty until fill_layout. `side` 1: a second one (alltoallv's receive side).
-byte_layout& reusable_layout(std::size_t side = 0) {
+/// This thread's layouts, refilled by every call (their vectors keep their capacity: a small call
+/// allocates nothing); [1]: alltoallv's receive side. Empty until fill_layout.
+std::array<byte_layout, 2>& reusable_layouts() {
   thread_local std::array<byte_layout, 2> layouts;
-  byte_layout& layout = layouts.at(side);
-  layout.bytes.clear();
-  layout.offsets.clear();
-  layout.largest = 0;
-  return layout;
+  for (byte_layout& layout : layouts) {
+    layout.bytes.clear();
+    layout.offsets.clear();
+    layout.largest = 0;
+  }
+  return layouts;
 }
+byte_layout& reusable_layout() {
+  return reusable_layouts()[0];
+}
+
+/// Per-rank byte counts and offsets as the engine reads them (alltoallv).
+struct byte_view {
+  const std::size_t* bytes = nullptr;
+  const std::size_t* offsets = nullptr;
+  std::size_t largest = 0;
+};
 
 void fill_layout(byte_layout& layout, const char* what, const comm& c,
                  std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
@@ -395,26 +406,39 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
   auto& engine = engine_of(c);
   const std::size_t element = element_size(what, type);
   const bool in_place_call = send == in_place;
-  byte_layout& received = reusable_layout(1);
-  fill_layout(received, what, c, receive_counts, receive_displacements, element);
-  byte_layout& sent = reusable_layout(0);
-  if (in_place_call) {
-    sent.bytes = received.bytes;
-    sent.offsets = received.offsets;
-    sent.largest = received.largest;
-  } else {
-    fill_layout(sent, what, c, send_counts, send_displacements, element);
-  }
+  // Bytes and byte offsets per rank: the caller's own arrays when the elements are bytes (the
+  // preload passes bytes: no copy on its small calls), otherwise converted into this thread's
+  // layouts.
+  const auto ranks = static_cast<std::size_t>(c.size());
+  auto view_of = [&](byte_layout& layout, std::span<const std::size_t> counts,
+                     std::span<const std::size_t> displacements) {
+    if (element != 1) {
+      fill_layout(layout, what, c, counts, displacements, element);
+      return byte_view{layout.bytes.data(), layout.offsets.data(), layout.largest};
+    }
+    if (counts.size() != ranks || displacements.size() != ranks) {
+      fill_layout(layout, what, c, counts, displacements, element);  // throws, naming the sizes
+    }
+    return byte_view{counts.data(), displacements.data(),
+                     ranks == 0 ? 0 : *std::max_element(counts.begin(), counts.end())};
+  };
+  std::array<byte_layout, 2>& layouts = reusable_layouts();  // one thread-local lookup
+  const byte_view received = view_of(layouts[1], receive_counts, receive_displacements);
+  const byte_view sent =
+      in_place_call ? received : view_of(layouts[0], send_counts, send_displacements);
   if (received.largest != 0) check_buffer(what, "receive", receive);
   if (!in_place_call && sent.largest != 0) check_buffer(what, "send", send);
   if (!c.impl().single_node()) {
-    const std::vector<int> mpi_receive_bytes = mpi_counts(received.bytes, what);
-    const std::vector<int> mpi_receive_offsets = mpi_counts(received.offsets, what);
+    auto as_mpi = [&](const std::size_t* values) {
+      return mpi_counts(std::vector<std::size_t>(values, values + ranks), what);
+    };
+    const std::vector<int> mpi_receive_bytes = as_mpi(received.bytes);
+    const std::vector<int> mpi_receive_offsets = as_mpi(received.offsets);
     std::vector<int> mpi_send_bytes;
     std::vector<int> mpi_send_offsets;
     if (!in_place_call) {
-      mpi_send_bytes = mpi_counts(sent.bytes, what);
-      mpi_send_offsets = mpi_counts(sent.offsets, what);
+      mpi_send_bytes = as_mpi(sent.bytes);
+      mpi_send_offsets = as_mpi(sent.offsets);
     }
     CACHECOMM_MPI(MPI_Alltoallv(in_place_call ? MPI_IN_PLACE : send, mpi_send_bytes.data(),
                                 mpi_send_offsets.data(), MPI_BYTE, receive,
@@ -436,7 +460,7 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
     const auto me = static_cast<std::size_t>(c.rank());
     std::size_t outgoing = 0;
     std::size_t end = 0;
-    for (std::size_t r = 0; r < sent.bytes.size(); ++r) {
+    for (std::size_t r = 0; r < ranks; ++r) {
       if (r != me) outgoing += sent.bytes[r];
       if (sent.bytes[r] != 0) end = std::max(end, sent.offsets[r] + sent.bytes[r]);
     }
@@ -446,8 +470,8 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
       input = staged.data();
     }
   }
-  const detail::exchange_call call{input,   sent.bytes.data(),     sent.offsets.data(),
-                                   receive, received.bytes.data(), received.offsets.data()};
+  const detail::exchange_call call{input,   sent.bytes,     sent.offsets,
+                                   receive, received.bytes, received.offsets};
   engine.alltoallv(call, algorithm);
 }
 

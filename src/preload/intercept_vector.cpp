@@ -41,12 +41,16 @@ struct receive_blocks {
   std::size_t packed_total = 0;
 };
 
-/// This thread's blocks of the call (refilled by every call, so a small call allocates nothing).
-/// `side` 1: a second set (MPI_Alltoallv's send side).
-const receive_blocks& blocks_of(void* recvbuf, const int* recvcounts, const int* displs, int ranks,
-                                const preload::type_layout& layout, std::size_t side = 0) {
+/// This thread's blocks of the call (refilled by every call, so a small call allocates nothing);
+/// [1]: MPI_Alltoallv's send side.
+std::array<receive_blocks, 2>& reusable_blocks() {
   thread_local std::array<receive_blocks, 2> sides;
-  receive_blocks& blocks = sides.at(side);
+  return sides;
+}
+
+const receive_blocks& fill_blocks(receive_blocks& blocks, void* recvbuf, const int* recvcounts,
+                                  const int* displs, int ranks,
+                                  const preload::type_layout& layout) {
   const auto count = static_cast<std::size_t>(ranks);
   const int lowest = *std::min_element(displs, displs + ranks);
   blocks.base =
@@ -64,6 +68,11 @@ const receive_blocks& blocks_of(void* recvbuf, const int* recvcounts, const int*
                                      : blocks.packed[r];
   }
   return blocks;
+}
+
+const receive_blocks& blocks_of(void* recvbuf, const int* recvcounts, const int* displs, int ranks,
+                                const preload::type_layout& layout) {
+  return fill_blocks(reusable_blocks()[0], recvbuf, recvcounts, displs, ranks, layout);
 }
 
 /// The block of rank `r` in the program's receive buffer.
@@ -338,7 +347,9 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
       return pass_through(kind, outcome::invalid_argument, pass);
   }
   return serve(kind, comm, "MPI_Alltoallv", [&] {
-    const receive_blocks& into = blocks_of(recvbuf, recvcounts, rdispls, ranks, *received);
+    std::array<receive_blocks, 2>& sides = reusable_blocks();  // one thread-local lookup
+    const receive_blocks& into =
+        fill_blocks(sides[0], recvbuf, recvcounts, rdispls, ranks, *received);
     void* receive = into.base;
     if (!received->dense) {
       std::vector<std::byte>& packed = preload::scratch(1);
@@ -358,7 +369,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
     } else {
       // The send blocks as bytes: from the program's buffer when dense, otherwise packed.
       const receive_blocks& from =
-          blocks_of(const_cast<void*>(sendbuf), sendcounts, sdispls, ranks, *sent, 1);
+          fill_blocks(sides[1], const_cast<void*>(sendbuf), sendcounts, sdispls, ranks, *sent);
       const void* send = from.base;
       if (!sent->dense) {
         std::vector<std::byte>& packed = preload::scratch(0);
