@@ -94,7 +94,12 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
     if (r != me) outgoing += call.send_bytes[r];
   }
   auto own_place = blocks_at::buffer;
-  if (outgoing <= header_slot - counts) {
+  // Blocks beside the counts in the 256-byte slot only while all fits in its first cache line:
+  // measured at 2 ranks (osu_alltoallv preloaded), 128 B there took 0.70 us against 0.50 in the
+  // 4 KiB slot; 8-64 B took the same either way.
+  const std::size_t header_room =
+      header_slot == small_slot_payload ? cache_line_size - slot_header_bytes : header_slot;
+  if (counts + outgoing <= header_room) {
     own_place = blocks_at::header_slot;
   } else if (outgoing <= alltoallv_inline_bytes()) {
     own_place = blocks_at::large_slot;
