@@ -3,7 +3,7 @@
 // address and send displacements. Up to 13 ranks that header lies in the 256-byte slot (one cache
 // line for a few bytes at 2 ranks), and blocks that do not fit there in the rank's 4 KiB slot of
 // the same step. Every rank reads every slot, so all ranks know every count and take the same path
-// for the blocks that did not fit: with single copy and a largest block of 64 KiB or more each rank
+// for the blocks that did not fit: with single copy and a largest block of 32 KiB or more each rank
 // pulls them from their owners' buffers in that step (the owners wait for their readers);
 // otherwise they go through the data region, one chunk per pair of ranks and step, as many steps as
 // the largest of them needs. A rank that receives from a rank another count than that rank sends it
@@ -16,6 +16,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/mismatch_error.hpp"
+#include "coll/selection.hpp"
 #include "coll/shared_copy.hpp"
 
 namespace cachecomm::detail {
@@ -43,9 +44,9 @@ void put_word(std::byte* slot, std::size_t index, std::uint64_t value) {
   std::memcpy(slot + index * 8, &value, 8);
 }
 
-// Pulling costs a system call per block, more than the copy it saves for small blocks (as for
-// scatterv: 2 ranks, 4 KiB: 2.6 us against 0.6 through the region).
-constexpr std::size_t pull_min_bytes = 64U << 10;
+// Pulling costs a system call per block, more than the copy it saves for small blocks
+// (selection.hpp has the measurements).
+constexpr std::size_t pull_min_bytes = thresholds::alltoallv_pull_min_bytes;
 
 }  // namespace
 

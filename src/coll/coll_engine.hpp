@@ -159,7 +159,7 @@ class coll_engine {
   /// Both scatterv algorithms: `pull_large` lets the root choose the single-copy path.
   void scatterv(const vector_call& call, bool pull_large);
   /// Both alltoallv algorithms: `pull_large` lets the ranks pull blocks from their owners when the
-  /// largest block has 64 KiB or more.
+  /// largest block has 32 KiB or more.
   void alltoallv(const exchange_call& call, bool pull_large);
   void gather_central(const void* input, void* output, std::size_t block_bytes, int root);
   void gather_single_copy(const void* input, void* output, std::size_t block_bytes, int root);
