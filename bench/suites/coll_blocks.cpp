@@ -1,10 +1,11 @@
 // Gather, scatter, alltoall (bytes, root 0), scan and exscan (doubles, sum), reduce_scatter_block
-// (doubles, sum), allgatherv, gatherv and scatterv (bytes, equal counts, root 0): every cachecomm
+// (doubles, sum), allgatherv, gatherv, scatterv and alltoallv (bytes, equal counts, root 0): every
+// cachecomm
 // algorithm, the automatic choice ("auto:<concrete>") and the system MPI, interleaved in the same
 // run, in the same three modes as the other data collectives (coll_data.cpp: cold per-call, hot
 // per-call, hot back-to-back; vs_mpi compares medians less the measured per-call overhead). `bytes`
-// is one rank's block (gather, scatter, alltoall, allgatherv, gatherv, scatterv), one rank's result
-// block (reduce_scatter_block) or the whole vector (scan, exscan).
+// is one rank's block (gather, scatter, alltoall, allgatherv, gatherv, scatterv, alltoallv), one
+// rank's result block (reduce_scatter_block) or the whole vector (scan, exscan).
 #include <mpi.h>
 
 #include <algorithm>
@@ -27,7 +28,8 @@ enum class block_op {
   reduce_scatter,
   allgatherv,
   gatherv,
-  scatterv
+  scatterv,
+  alltoallv
 };
 
 const char* name_of(block_op op) {
@@ -41,6 +43,7 @@ const char* name_of(block_op op) {
     case block_op::allgatherv: return "allgatherv";
     case block_op::gatherv: return "gatherv";
     case block_op::scatterv: return "scatterv";
+    case block_op::alltoallv: return "alltoallv";
   }
   return "?";
 }
@@ -91,12 +94,14 @@ void add_algorithms(std::vector<candidate>& candidates, const std::vector<Algori
 }
 
 const char* const modes_note =
-    "gather, scatter, alltoall, scan, exscan, reduce_scatter_block, allgatherv, gatherv, scatterv: "
+    "gather, scatter, alltoall, scan, exscan, reduce_scatter_block, allgatherv, gatherv, scatterv, "
+    "alltoallv: "
     "the modes, overhead_us, corrected_median_us and "
     "vs_mpi "
     "as for the other data collectives (buffers hot or cold, timing per-call or back-to-back; "
     "vs_mpi divides medians less the empty operation's); bytes: one rank's block (gather, scatter, "
-    "alltoall, allgatherv, gatherv, scatterv), one rank's result block (reduce_scatter_block) or "
+    "alltoall, allgatherv, gatherv, scatterv, alltoallv), one rank's result block "
+    "(reduce_scatter_block) or "
     "the vector "
     "(scan, exscan)";
 
@@ -116,13 +121,15 @@ void run_block_op(coll_context& context, block_op op) {
     const std::size_t doubles = (bytes + 7) / 8;
     // The side that holds every rank's block is `size` blocks long.
     const bool send_all = op == block_op::scatter || op == block_op::alltoall ||
-                          op == block_op::reduce_scatter || op == block_op::scatterv;
+                          op == block_op::reduce_scatter || op == block_op::scatterv ||
+                          op == block_op::alltoallv;
     const bool receive_all = op == block_op::gather || op == block_op::alltoall ||
-                             op == block_op::allgatherv || op == block_op::gatherv;
+                             op == block_op::allgatherv || op == block_op::gatherv ||
+                             op == block_op::alltoallv;
     std::vector<double> send(send_all ? doubles * size : doubles, 1.0);
     std::vector<double> receive(receive_all ? doubles * size : doubles, 0.0);
     const int n = static_cast<int>(reduction ? count : bytes);
-    // allgatherv and gatherv: every rank's count is one block, the blocks in rank order.
+    // The v-calls: every rank's count is one block, the blocks in rank order.
     const std::vector<std::size_t> counts(size, bytes);
     std::vector<std::size_t> displacements(size);
     for (std::size_t r = 0; r < size; ++r) displacements[r] = r * bytes;
@@ -207,6 +214,19 @@ void run_block_op(coll_context& context, block_op op) {
                    algorithm);
         });
         chosen = explain_scatterv(c, bytes).algorithm;
+        break;
+      case block_op::alltoallv:
+        candidates.push_back({"mpi", "default", [&] {
+                                MPI_Alltoallv(send.data(), mpi_counts.data(),
+                                              mpi_displacements.data(), MPI_BYTE, receive.data(),
+                                              mpi_counts.data(), mpi_displacements.data(), MPI_BYTE,
+                                              mpi);
+                              }});
+        add_algorithms(candidates, all_alltoallv_algorithms(), [&](alltoallv_algorithm algorithm) {
+          alltoallv(c, send.data(), counts, displacements, receive.data(), counts, displacements,
+                    datatype::byte, algorithm);
+        });
+        chosen = explain_alltoallv(c, bytes).algorithm;
         break;
       case block_op::scan:
       case block_op::exscan: {
@@ -299,6 +319,9 @@ const coll_op_registration gatherv_registration{
 const coll_op_registration scatterv_registration{
     {"scatterv", "scatterv of equal counts from rank 0: every algorithm beside MPI_Scatterv",
      [](coll_context& context) { run_block_op(context, block_op::scatterv); }, columns}};
+const coll_op_registration alltoallv_registration{
+    {"alltoallv", "alltoallv of equal counts: every algorithm beside MPI_Alltoallv",
+     [](coll_context& context) { run_block_op(context, block_op::alltoallv); }, columns}};
 const coll_op_registration exscan_registration{
     {"exscan", "exclusive scan (double, sum) beside MPI_Exscan",
      [](coll_context& context) { run_block_op(context, block_op::exscan); }, columns}};

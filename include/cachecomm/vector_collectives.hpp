@@ -1,6 +1,6 @@
 // Collectives whose ranks contribute blocks of different sizes, and the block-wise reduce-scatter:
-// reduce_scatter_block, allgatherv, gatherv, scatterv. Every rank of the communicator calls them in
-// the same order with matching arguments (as in MPI). Included by collectives.hpp.
+// reduce_scatter_block, allgatherv, gatherv, scatterv, alltoallv. Every rank of the communicator
+// calls them in the same order with matching arguments (as in MPI). Included by collectives.hpp.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +34,16 @@ enum class scatterv_algorithm {
   single_copy,  ///< as central when all fit, otherwise each rank pulls its block from the root
 };
 
+enum class alltoallv_algorithm {
+  automatic,
+  central,  ///< every rank's blocks in its slot when they fit, otherwise through the data region
+  single_copy,  ///< as central when they fit, otherwise each rank pulls its blocks from the owners
+};
+
 [[nodiscard]] std::string_view to_string(reduce_scatter_algorithm algorithm);
+[[nodiscard]] std::string_view to_string(alltoallv_algorithm algorithm);
+[[nodiscard]] alltoallv_algorithm parse_alltoallv_algorithm(std::string_view text);
+[[nodiscard]] const std::vector<alltoallv_algorithm>& all_alltoallv_algorithms();
 [[nodiscard]] std::string_view to_string(scatterv_algorithm algorithm);
 [[nodiscard]] scatterv_algorithm parse_scatterv_algorithm(std::string_view text);
 [[nodiscard]] const std::vector<scatterv_algorithm>& all_scatterv_algorithms();
@@ -54,6 +63,9 @@ enum class scatterv_algorithm {
 [[nodiscard]] algorithm_choice explain_gatherv(comm& c, std::size_t bytes);
 /// `bytes`: the largest block (the root decides scatterv's path from it and tells the others).
 [[nodiscard]] algorithm_choice explain_scatterv(comm& c, std::size_t bytes);
+/// `bytes`: the largest block of the call (the algorithm is the same on every rank, since no rank
+/// knows the others' counts; the reason says which path a call of that size takes).
+[[nodiscard]] algorithm_choice explain_alltoallv(comm& c, std::size_t bytes);
 
 /// `send` holds size() blocks of `count_per_rank` elements; rank r receives block r of every
 /// rank's input, combined left to right in rank order (the bits of that fold, for any operation).
@@ -96,5 +108,22 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
 void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
               std::span<const std::size_t> displacements, void* receive, std::size_t receive_count,
               datatype type, int root, scatterv_algorithm algorithm);
+
+/// send_counts[r] elements at send + send_displacements[r] go to rank r, and the
+/// receive_counts[r] elements from rank r land at receive + receive_displacements[r] (all in
+/// elements, one entry per rank). Rank i's send_counts[j] must equal rank j's receive_counts[i]: a
+/// rank that receives another count than its sender sends fails after the call naming both (it
+/// keeps the smaller part; the other ranks are not affected). `send` may be in_place: the blocks
+/// are taken from `receive` with the receive counts and displacements (the send ones are ignored)
+/// and replaced by the blocks received.
+void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_counts,
+               std::span<const std::size_t> send_displacements, void* receive,
+               std::span<const std::size_t> receive_counts,
+               std::span<const std::size_t> receive_displacements, datatype type);
+void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_counts,
+               std::span<const std::size_t> send_displacements, void* receive,
+               std::span<const std::size_t> receive_counts,
+               std::span<const std::size_t> receive_displacements, datatype type,
+               alltoallv_algorithm algorithm);
 
 }  // namespace cachecomm

@@ -287,6 +287,23 @@ constexpr std::array scattervs = {
                    with_single_copy},
 };
 
+constexpr std::array alltoallvs = {
+    alltoallv_entry{
+        alltoallv_algorithm::central, "central",
+        "the counts and, when they fit, a rank's blocks in its slot; otherwise one "
+        "chunk per pair of ranks and step through the data region",
+        [](coll_engine& engine, const exchange_call& call) { engine.alltoallv(call, false); },
+        always},
+    alltoallv_entry{alltoallv_algorithm::single_copy, "single-copy",
+                    "as central when a rank's blocks fit in its slot; otherwise, when the largest "
+                    "block has 32 KiB or more, each rank pulls its blocks straight from the "
+                    "owners' buffers (cross-memory attach; where the kernel refuses it: central)",
+                    [](coll_engine& engine, const exchange_call& call) {
+                      engine.alltoallv(call, engine.single_copy_available());
+                    },
+                    with_single_copy},
+};
+
 // Entry i has id i + 1 (0 is `automatic`), so a lookup is an index.
 template <typename Entry, std::size_t count>
 constexpr bool in_enum_order(const std::array<Entry, count>& table) {
@@ -299,7 +316,7 @@ static_assert(in_enum_order(broadcasts) && in_enum_order(reductions) && in_enum_
               in_enum_order(barriers));
 static_assert(in_enum_order(gathers) && in_enum_order(scatters) && in_enum_order(alltoalls));
 static_assert(in_enum_order(reduce_scatters) && in_enum_order(allgathervs) &&
-              in_enum_order(gathervs) && in_enum_order(scattervs));
+              in_enum_order(gathervs) && in_enum_order(scattervs) && in_enum_order(alltoallvs));
 
 template <typename Entry, typename Id>
 const Entry& lookup(std::span<const Entry> table, Id id, const char* collective) {
@@ -376,6 +393,12 @@ std::span<const scatterv_entry> scatterv_registry() {
 }
 const scatterv_entry& entry_of(scatterv_algorithm id) {
   return lookup(scatterv_registry(), id, "scatterv");
+}
+std::span<const alltoallv_entry> alltoallv_registry() {
+  return alltoallvs;
+}
+const alltoallv_entry& entry_of(alltoallv_algorithm id) {
+  return lookup(alltoallv_registry(), id, "alltoallv");
 }
 const reduce_scatter_entry& entry_of(reduce_scatter_algorithm id) {
   return lookup(reduce_scatter_registry(), id, "reduce_scatter_block");
@@ -511,6 +534,16 @@ const std::vector<reduce_scatter_algorithm>& all_reduce_scatter_algorithms() {
 const std::vector<allgatherv_algorithm>& all_allgatherv_algorithms() {
   static const std::vector<allgatherv_algorithm> all =
       detail::ids_of(detail::allgatherv_registry());
+  return all;
+}
+std::string_view to_string(alltoallv_algorithm algorithm) {
+  return detail::name_of(detail::alltoallv_registry(), algorithm);
+}
+alltoallv_algorithm parse_alltoallv_algorithm(std::string_view text) {
+  return detail::parse(detail::alltoallv_registry(), text, "alltoallv");
+}
+const std::vector<alltoallv_algorithm>& all_alltoallv_algorithms() {
+  static const std::vector<alltoallv_algorithm> all = detail::ids_of(detail::alltoallv_registry());
   return all;
 }
 std::string_view to_string(scatterv_algorithm algorithm) {

@@ -71,6 +71,19 @@ struct vector_call {
   int root = -1;
 };
 using vector_function = void (*)(coll_engine& engine, const vector_call& call);
+/// One alltoallv call on a node: per node rank, the bytes this rank sends it and their offset in
+/// `input`, and the bytes it receives from it and their offset in `output`. `input` may equal
+/// `output` (in place, same offsets and counts) only where this rank's blocks fit in its slot
+/// (coll_engine::alltoallv_inline_bytes): the caller stages larger ones.
+struct exchange_call {
+  const void* input = nullptr;
+  const std::size_t* send_bytes = nullptr;
+  const std::size_t* send_offsets = nullptr;
+  void* output = nullptr;
+  const std::size_t* receive_bytes = nullptr;
+  const std::size_t* receive_offsets = nullptr;
+};
+using exchange_function = void (*)(coll_engine& engine, const exchange_call& call);
 
 using broadcast_entry = algorithm_entry<broadcast_algorithm, broadcast_function>;
 using reduce_entry = algorithm_entry<reduce_algorithm, reduce_function>;
@@ -83,6 +96,7 @@ using reduce_scatter_entry = algorithm_entry<reduce_scatter_algorithm, reduce_sc
 using allgatherv_entry = algorithm_entry<allgatherv_algorithm, vector_function>;
 using gatherv_entry = algorithm_entry<gatherv_algorithm, vector_function>;
 using scatterv_entry = algorithm_entry<scatterv_algorithm, vector_function>;
+using alltoallv_entry = algorithm_entry<alltoallv_algorithm, exchange_function>;
 
 /// Every concrete algorithm of each collective, in enum order (entry i has id i + 1).
 [[nodiscard]] std::span<const broadcast_entry> broadcast_registry();
@@ -96,6 +110,7 @@ using scatterv_entry = algorithm_entry<scatterv_algorithm, vector_function>;
 [[nodiscard]] std::span<const allgatherv_entry> allgatherv_registry();
 [[nodiscard]] std::span<const gatherv_entry> gatherv_registry();
 [[nodiscard]] std::span<const scatterv_entry> scatterv_registry();
+[[nodiscard]] std::span<const alltoallv_entry> alltoallv_registry();
 
 /// The entry of a concrete algorithm; throws usage_error for `automatic` or an unknown value.
 [[nodiscard]] const broadcast_entry& entry_of(broadcast_algorithm id);
@@ -109,6 +124,7 @@ using scatterv_entry = algorithm_entry<scatterv_algorithm, vector_function>;
 [[nodiscard]] const allgatherv_entry& entry_of(allgatherv_algorithm id);
 [[nodiscard]] const gatherv_entry& entry_of(gatherv_algorithm id);
 [[nodiscard]] const scatterv_entry& entry_of(scatterv_algorithm id);
+[[nodiscard]] const alltoallv_entry& entry_of(alltoallv_algorithm id);
 
 /// "auto, name1, name2, ..." for a setting's description and a parse error.
 template <typename Entry>

@@ -33,7 +33,7 @@ std::uint64_t& posted_bytes(padded_flag& line) {
 std::string describe_call(std::uint32_t info, std::uint64_t bytes, std::int32_t root) {
   const auto kind = info >> 16U;
   if (kind == 9) return "per-rank counts with fingerprint " + std::to_string(bytes);
-  if (kind == 10 || kind == 11) return "its block";
+  if (kind == 10 || kind == 11 || kind == 12) return "its block";
   std::string text = std::to_string(bytes) + " bytes";
   if (kind == 2 || kind == 7 || kind == 8) {
     const auto type = static_cast<datatype>((info >> 8U) & 0xffU);
@@ -62,6 +62,7 @@ const char* kind_name(std::uint32_t info) {
     case 9: return "allgatherv";
     case 10: return "gatherv";
     case 11: return "scatterv";
+    case 12: return "alltoallv";
     default: return "collective";
   }
 }
@@ -110,6 +111,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.allgatherv = settings.allgatherv;
   m_tuning.gatherv = settings.gatherv;
   m_tuning.scatterv = settings.scatterv;
+  m_tuning.alltoallv = settings.alltoallv;
 
   segment_layout layout;
   const std::size_t posted = layout.reserve(slot_array<padded_flag>::bytes_for(size));
@@ -143,6 +145,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_region = m_segment.bytes_at(data, 2 * m_tuning.region_bytes);
   m_inputs.resize(size);
   m_addresses.resize(size);
+  m_peer_words.resize(peer_words * size);
 
   // Single copy is the comm's, probed once and shared with its channels.
   m_cross = &impl.single_copy();

@@ -46,7 +46,8 @@ struct coll_tuning {
   reduce_scatter_algorithm reduce_scatter = reduce_scatter_algorithm::automatic;
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;
   gatherv_algorithm gatherv = gatherv_algorithm::automatic;
-  scatterv_algorithm scatterv = scatterv_algorithm::automatic;  // CACHECOMM_SCATTERV
+  scatterv_algorithm scatterv = scatterv_algorithm::automatic;     // CACHECOMM_SCATTERV
+  alltoallv_algorithm alltoallv = alltoallv_algorithm::automatic;  // CACHECOMM_ALLTOALLV
 };
 
 class coll_engine {
@@ -136,6 +137,13 @@ class coll_engine {
   /// receive count differs from the root's count for it fails after the call. The root's `output`
   /// may be null (in place).
   void scatterv(const vector_call& call, scatterv_algorithm algorithm);
+  /// alltoallv (alltoallv.cpp): every rank posts its counts (and its blocks when they fit) in its
+  /// slot; every rank reads all slots, so all agree on the path of the larger blocks. A rank whose
+  /// receive count from a rank differs from what that rank sends it fails after the call.
+  void alltoallv(const exchange_call& call, alltoallv_algorithm algorithm);
+  /// Bytes of blocks (to the other ranks) that fit in a rank's slot beside its counts: a rank that
+  /// sends no more is never read from its own buffer.
+  [[nodiscard]] std::size_t alltoallv_inline_bytes() const;
 
   // The algorithms, called by their registry entries (algorithm_registry.cpp).
   void reduce_scatter_central(const void* input, void* output, std::size_t count, datatype type,
@@ -150,6 +158,9 @@ class coll_engine {
   void gatherv(const vector_call& call, bool single_copy);
   /// Both scatterv algorithms: `pull_large` lets the root choose the single-copy path.
   void scatterv(const vector_call& call, bool pull_large);
+  /// Both alltoallv algorithms: `pull_large` lets the ranks pull blocks from their owners when the
+  /// largest block has 32 KiB or more.
+  void alltoallv(const exchange_call& call, bool pull_large);
   void gather_central(const void* input, void* output, std::size_t block_bytes, int root);
   void gather_single_copy(const void* input, void* output, std::size_t block_bytes, int root);
   void scatter_central(const void* input, void* output, std::size_t block_bytes, int root);
@@ -193,7 +204,8 @@ class coll_engine {
     reduce_scatter = 8,
     allgatherv = 9,  ///< bytes: the fingerprint of the per-rank counts
     gatherv = 10,    ///< bytes: 0 (the counts are compared in the call's first step)
-    scatterv = 11    ///< bytes: 0 (as gatherv)
+    scatterv = 11,   ///< bytes: 0 (as gatherv)
+    alltoallv = 12   ///< bytes: 0 (the counts are compared in the call's first step)
   };
   struct call_description {
     std::uint32_t number = 0;      ///< calls of this engine so far, this one included (never 0)
@@ -305,6 +317,10 @@ class coll_engine {
   std::vector<std::byte> m_scratch;   // reduce-scatter: a non-receiver's reduced slice
   std::vector<std::byte> m_pulled;    // single-copy reduce_scatter_block: the blocks pulled
   std::vector<std::uint64_t> m_addresses;  // single copy: the addresses the others published
+  // alltoallv: per rank what its slot told this rank (bytes it sends here, whether they came in
+  // its slot, their address in its buffer), kept past the slot's step.
+  static constexpr std::size_t peer_words = 3;
+  std::vector<std::uint64_t> m_peer_words;
   std::uint32_t m_slot_ring = 8;
   std::uint32_t m_small_slot_ring = 64;
   std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes

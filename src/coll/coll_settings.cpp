@@ -85,6 +85,10 @@ const setting<scatterv_algorithm> scatterv_setting{
     "CACHECOMM_SCATTERV", "auto", algorithm_setting_text("Scatterv", scatterv_registry()),
     algorithm_choices(scatterv_registry())};
 
+const setting<alltoallv_algorithm> alltoallv_setting{
+    "CACHECOMM_ALLTOALLV", "auto", algorithm_setting_text("Alltoallv", alltoallv_registry()),
+    algorithm_choices(alltoallv_registry())};
+
 }  // namespace
 
 coll_settings read_coll_settings(const config& settings) {
@@ -106,6 +110,7 @@ coll_settings read_coll_settings(const config& settings) {
   result.allgatherv = allgatherv_setting.read(settings);
   result.gatherv = gatherv_setting.read(settings);
   result.scatterv = scatterv_setting.read(settings);
+  result.alltoallv = alltoallv_setting.read(settings);
   return result;
 }
 

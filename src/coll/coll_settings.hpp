@@ -32,6 +32,7 @@ struct coll_settings {
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;  ///< CACHECOMM_ALLGATHERV
   gatherv_algorithm gatherv = gatherv_algorithm::automatic;           ///< CACHECOMM_GATHERV
   scatterv_algorithm scatterv = scatterv_algorithm::automatic;        ///< CACHECOMM_SCATTERV
+  alltoallv_algorithm alltoallv = alltoallv_algorithm::automatic;     ///< CACHECOMM_ALLTOALLV
 };
 
 /// Throws invalid_argument naming the variable, its value and what it accepts.

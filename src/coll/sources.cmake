@@ -24,6 +24,7 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/allgatherv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gatherv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scatterv.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/alltoallv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/vector_collectives.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_channel.cpp

@@ -1,6 +1,9 @@
-// Public entry points of reduce_scatter_block, allgatherv and gatherv: argument checks, the
-// automatic choice, and the multi-node case (handed to the system MPI whole, as for the block
-// collectives). The algorithms are in reduce_scatter_block.cpp, allgatherv.cpp and gatherv.cpp.
+// Public entry points of reduce_scatter_block, allgatherv, gatherv, scatterv and alltoallv:
+// argument checks, the automatic choice, and the multi-node case (handed to the system MPI whole,
+// as for the block collectives). The algorithms are in reduce_scatter_block.cpp, allgatherv.cpp,
+// gatherv.cpp, scatterv.cpp and alltoallv.cpp.
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -64,15 +67,27 @@ struct byte_layout {
   std::size_t largest = 0;
 };
 
-/// This thread's layout, refilled by every call (its vectors keep their capacity: a small call
-/// allocates nothing). Empty until fill_layout.
-byte_layout& reusable_layout() {
-  thread_local byte_layout layout;
-  layout.bytes.clear();
-  layout.offsets.clear();
-  layout.largest = 0;
-  return layout;
+/// This thread's layouts, refilled by every call (their vectors keep their capacity: a small call
+/// allocates nothing); [1]: alltoallv's receive side. Empty until fill_layout.
+std::array<byte_layout, 2>& reusable_layouts() {
+  thread_local std::array<byte_layout, 2> layouts;
+  for (byte_layout& layout : layouts) {
+    layout.bytes.clear();
+    layout.offsets.clear();
+    layout.largest = 0;
+  }
+  return layouts;
 }
+byte_layout& reusable_layout() {
+  return reusable_layouts()[0];
+}
+
+/// Per-rank byte counts and offsets as the engine reads them (alltoallv).
+struct byte_view {
+  const std::size_t* bytes = nullptr;
+  const std::size_t* offsets = nullptr;
+  std::size_t largest = 0;
+};
 
 void fill_layout(byte_layout& layout, const char* what, const comm& c,
                  std::span<const std::size_t> counts, std::span<const std::size_t> displacements,
@@ -127,6 +142,12 @@ algorithm_choice explain_gatherv(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
   return explained(
       detail::select_gatherv(selection_for(c, engine, bytes), engine.tuning().gatherv));
+}
+
+algorithm_choice explain_alltoallv(comm& c, std::size_t bytes) {
+  auto& engine = engine_of(c);
+  return explained(
+      detail::select_alltoallv(selection_for(c, engine, bytes), engine.tuning().alltoallv));
 }
 
 algorithm_choice explain_scatterv(comm& c, std::size_t bytes) {
@@ -367,6 +388,92 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
                                  is_root ? layout.offsets.data() : nullptr,
                                  root};
   engine.scatterv(call, algorithm);
+}
+
+void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_counts,
+               std::span<const std::size_t> send_displacements, void* receive,
+               std::span<const std::size_t> receive_counts,
+               std::span<const std::size_t> receive_displacements, datatype type) {
+  alltoallv(c, send, send_counts, send_displacements, receive, receive_counts,
+            receive_displacements, type, alltoallv_algorithm::automatic);
+}
+
+void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_counts,
+               std::span<const std::size_t> send_displacements, void* receive,
+               std::span<const std::size_t> receive_counts,
+               std::span<const std::size_t> receive_displacements, datatype type,
+               alltoallv_algorithm algorithm) {
+  constexpr const char* what = "alltoallv";
+  auto& engine = engine_of(c);
+  const std::size_t element = element_size(what, type);
+  const bool in_place_call = send == in_place;
+  // Bytes and byte offsets per rank: the caller's own arrays when the elements are bytes (the
+  // preload passes bytes: no copy on its small calls), otherwise converted into this thread's
+  // layouts.
+  const auto ranks = static_cast<std::size_t>(c.size());
+  auto view_of = [&](byte_layout& layout, std::span<const std::size_t> counts,
+                     std::span<const std::size_t> displacements) {
+    if (element != 1) {
+      fill_layout(layout, what, c, counts, displacements, element);
+      return byte_view{layout.bytes.data(), layout.offsets.data(), layout.largest};
+    }
+    if (counts.size() != ranks || displacements.size() != ranks) {
+      fill_layout(layout, what, c, counts, displacements, element);  // throws, naming the sizes
+    }
+    return byte_view{counts.data(), displacements.data(),
+                     ranks == 0 ? 0 : *std::max_element(counts.begin(), counts.end())};
+  };
+  std::array<byte_layout, 2>& layouts = reusable_layouts();  // one thread-local lookup
+  const byte_view received = view_of(layouts[1], receive_counts, receive_displacements);
+  const byte_view sent =
+      in_place_call ? received : view_of(layouts[0], send_counts, send_displacements);
+  if (received.largest != 0) check_buffer(what, "receive", receive);
+  if (!in_place_call && sent.largest != 0) check_buffer(what, "send", send);
+  if (!c.impl().single_node()) {
+    auto as_mpi = [&](const std::size_t* values) {
+      return mpi_counts(std::vector<std::size_t>(values, values + ranks), what);
+    };
+    const std::vector<int> mpi_receive_bytes = as_mpi(received.bytes);
+    const std::vector<int> mpi_receive_offsets = as_mpi(received.offsets);
+    std::vector<int> mpi_send_bytes;
+    std::vector<int> mpi_send_offsets;
+    if (!in_place_call) {
+      mpi_send_bytes = as_mpi(sent.bytes);
+      mpi_send_offsets = as_mpi(sent.offsets);
+    }
+    CACHECOMM_MPI(MPI_Alltoallv(in_place_call ? MPI_IN_PLACE : send, mpi_send_bytes.data(),
+                                mpi_send_offsets.data(), MPI_BYTE, receive,
+                                mpi_receive_bytes.data(), mpi_receive_offsets.data(), MPI_BYTE,
+                                c.mpi_comm()));
+    return;
+  }
+  if (algorithm == alltoallv_algorithm::automatic) {
+    // Not from the sizes: each rank knows only its own, and every rank must choose the same.
+    algorithm =
+        detail::select_alltoallv(selection_for(c, engine, 0), engine.tuning().alltoallv).algorithm;
+  }
+  const void* input = in_place_call ? receive : send;
+  // In place, a rank whose blocks leave its slot still sends them (pulled, or through the region)
+  // after it has begun to receive into the same buffer: it sends from a copy of them instead (one
+  // whose blocks fit in its slot has sent them all before it receives anything).
+  std::vector<std::byte> staged;
+  if (in_place_call && c.size() > 1) {
+    const auto me = static_cast<std::size_t>(c.rank());
+    std::size_t outgoing = 0;
+    std::size_t end = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (r != me) outgoing += sent.bytes[r];
+      if (sent.bytes[r] != 0) end = std::max(end, sent.offsets[r] + sent.bytes[r]);
+    }
+    if (outgoing > engine.alltoallv_inline_bytes()) {
+      const auto* from = static_cast<const std::byte*>(receive);
+      staged.assign(from, from + end);
+      input = staged.data();
+    }
+  }
+  const detail::exchange_call call{input,   sent.bytes,     sent.offsets,
+                                   receive, received.bytes, received.offsets};
+  engine.alltoallv(call, algorithm);
 }
 
 }  // namespace cachecomm

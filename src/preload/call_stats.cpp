@@ -26,6 +26,7 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::allgatherv: return "MPI_Allgatherv";
     case call_kind::gatherv: return "MPI_Gatherv";
     case call_kind::scatterv: return "MPI_Scatterv";
+    case call_kind::alltoallv: return "MPI_Alltoallv";
     case call_kind::win_allocate: return "MPI_Win_allocate";
     case call_kind::win_fence: return "MPI_Win_fence";
     case call_kind::win_pscw: return "MPI_Win_post/start/complete/wait";

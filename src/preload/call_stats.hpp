@@ -24,6 +24,7 @@ enum class call_kind {
   allgatherv,
   gatherv,
   scatterv,
+  alltoallv,
   win_allocate,
   win_fence,
   win_pscw,
@@ -92,7 +93,7 @@ enum class outcome {
          kind == call_kind::gather || kind == call_kind::scatter || kind == call_kind::alltoall ||
          kind == call_kind::scan || kind == call_kind::exscan ||
          kind == call_kind::reduce_scatter_block || kind == call_kind::allgatherv ||
-         kind == call_kind::gatherv || kind == call_kind::scatterv;
+         kind == call_kind::gatherv || kind == call_kind::scatterv || kind == call_kind::alltoallv;
 }
 
 [[nodiscard]] std::string_view mpi_name(call_kind kind);

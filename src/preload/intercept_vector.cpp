@@ -1,16 +1,18 @@
-// MPI_Reduce_scatter_block, MPI_Allgatherv, MPI_Gatherv and MPI_Scatterv: served by cachecomm when
-// it handles the case, otherwise passed to PMPI with the reason counted.
+// MPI_Reduce_scatter_block, MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv and MPI_Alltoallv: served by
+// cachecomm when it handles the case, otherwise passed to PMPI with the reason counted.
 //
 // As in intercept_gather_scatter.cpp, every decision to pass through depends only on what MPI
 // requires to match on all ranks: the communicator, the root, the reduction (predefined datatype
 // and operation), and for MPI_Allgatherv the receive counts, which every rank passes. The counts of
-// MPI_Gatherv and MPI_Scatterv are the root's alone, so empty calls are served too (every rank
-// takes its one step). Counts that disagree across ranks fail on the ranks concerned with
-// MPI_ERR_TRUNCATE (the C++ API's mismatch errors), never with wrong data. Datatypes that are not
-// dense are packed; the displacements may be negative (they are taken from the lowest one).
+// MPI_Gatherv and MPI_Scatterv are the root's alone and those of MPI_Alltoallv each rank's own, so
+// empty calls are served too (every rank takes its one step). Counts that disagree across ranks
+// fail on the ranks concerned with MPI_ERR_TRUNCATE (the C++ API's mismatch errors), never with
+// wrong data. Datatypes that are not dense are packed; the displacements may be negative (they are
+// taken from the lowest one).
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <vector>
@@ -39,10 +41,16 @@ struct receive_blocks {
   std::size_t packed_total = 0;
 };
 
-/// This thread's blocks of the call (refilled by every call, so a small call allocates nothing).
-const receive_blocks& blocks_of(void* recvbuf, const int* recvcounts, const int* displs, int ranks,
-                                const preload::type_layout& layout) {
-  thread_local receive_blocks blocks;
+/// This thread's blocks of the call (refilled by every call, so a small call allocates nothing);
+/// [1]: MPI_Alltoallv's send side.
+std::array<receive_blocks, 2>& reusable_blocks() {
+  thread_local std::array<receive_blocks, 2> sides;
+  return sides;
+}
+
+const receive_blocks& fill_blocks(receive_blocks& blocks, void* recvbuf, const int* recvcounts,
+                                  const int* displs, int ranks,
+                                  const preload::type_layout& layout) {
   const auto count = static_cast<std::size_t>(ranks);
   const int lowest = *std::min_element(displs, displs + ranks);
   blocks.base =
@@ -60,6 +68,11 @@ const receive_blocks& blocks_of(void* recvbuf, const int* recvcounts, const int*
                                      : blocks.packed[r];
   }
   return blocks;
+}
+
+const receive_blocks& blocks_of(void* recvbuf, const int* recvcounts, const int* displs, int ranks,
+                                const preload::type_layout& layout) {
+  return fill_blocks(reusable_blocks()[0], recvbuf, recvcounts, displs, ranks, layout);
 }
 
 /// The block of rank `r` in the program's receive buffer.
@@ -303,6 +316,80 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
     if (unpack) {
       preload::unpack(preload::scratch(1).data(), static_cast<std::size_t>(recvcount), recvtype,
                       *received, recvbuf, comm);
+    }
+  });
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  constexpr call_kind kind = call_kind::alltoallv;
+  auto pass = [&] {
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm);
+  };
+  if (preload::inside_cachecomm()) return pass();
+  preload::route r = route_call(kind, comm);
+  if (r.error_code != MPI_SUCCESS) return r.error_code;
+  if (r.fast == nullptr) return pass_through(kind, r.why_not, pass);
+  const int ranks = r.fast->size();
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  outcome why = outcome::served;
+  const auto received = preload::layout_of(recvtype, why);
+  if (!received) return pass_through(kind, why, pass);
+  if (recvcounts == nullptr || rdispls == nullptr || any_negative(recvcounts, ranks))
+    return pass_through(kind, outcome::invalid_argument, pass);
+  std::optional<preload::type_layout> sent;
+  if (!in_place) {
+    sent = preload::layout_of(sendtype, why);
+    if (!sent) return pass_through(kind, why, pass);
+    if (sendcounts == nullptr || sdispls == nullptr || any_negative(sendcounts, ranks))
+      return pass_through(kind, outcome::invalid_argument, pass);
+  }
+  return serve(kind, comm, "MPI_Alltoallv", [&] {
+    std::array<receive_blocks, 2>& sides = reusable_blocks();  // one thread-local lookup
+    const receive_blocks& into =
+        fill_blocks(sides[0], recvbuf, recvcounts, rdispls, ranks, *received);
+    void* receive = into.base;
+    if (!received->dense) {
+      std::vector<std::byte>& packed = preload::scratch(1);
+      packed.resize(into.packed_total);
+      if (in_place) {
+        for (int rank = 0; rank < ranks; ++rank) {
+          preload::pack(block_at(recvbuf, rdispls, rank, *received),
+                        static_cast<std::size_t>(recvcounts[rank]), recvtype, *received,
+                        packed.data() + into.packed[static_cast<std::size_t>(rank)], comm);
+        }
+      }
+      receive = packed.data();
+    }
+    if (in_place) {
+      cachecomm::alltoallv(*r.fast, cachecomm::in_place, {}, {}, receive, into.bytes, into.offsets,
+                           cachecomm::datatype::byte);
+    } else {
+      // The send blocks as bytes: from the program's buffer when dense, otherwise packed.
+      const receive_blocks& from =
+          fill_blocks(sides[1], const_cast<void*>(sendbuf), sendcounts, sdispls, ranks, *sent);
+      const void* send = from.base;
+      if (!sent->dense) {
+        std::vector<std::byte>& packed = preload::scratch(0);
+        packed.resize(from.packed_total);
+        for (int rank = 0; rank < ranks; ++rank) {
+          preload::pack(block_at(const_cast<void*>(sendbuf), sdispls, rank, *sent),
+                        static_cast<std::size_t>(sendcounts[rank]), sendtype, *sent,
+                        packed.data() + from.packed[static_cast<std::size_t>(rank)], comm);
+        }
+        send = packed.data();
+      }
+      cachecomm::alltoallv(*r.fast, send, from.bytes, from.offsets, receive, into.bytes,
+                           into.offsets, cachecomm::datatype::byte);
+    }
+    if (!received->dense) {
+      for (int rank = 0; rank < ranks; ++rank) {
+        preload::unpack(preload::scratch(1).data() + into.packed[static_cast<std::size_t>(rank)],
+                        static_cast<std::size_t>(recvcounts[rank]), recvtype, *received,
+                        block_at(recvbuf, rdispls, rank, *received), comm);
+      }
     }
   });
 }

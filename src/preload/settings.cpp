@@ -58,6 +58,9 @@ const setting<bool> gatherv_setting{
 const setting<bool> scatterv_setting{
     "CACHECOMM_PRELOAD_SCATTERV", true,
     "Preload library: serve MPI_Scatterv with cachecomm (0: pass it through)."};
+const setting<bool> alltoallv_setting{
+    "CACHECOMM_PRELOAD_ALLTOALLV", true,
+    "Preload library: serve MPI_Alltoallv with cachecomm (0: pass it through)."};
 const setting<bool> windows_setting{
     "CACHECOMM_PRELOAD_WINDOWS", true,
     "Preload library: serve windows from MPI_Win_allocate (fence, PSCW, put/get/accumulate) with "
@@ -93,6 +96,7 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::allgatherv: return &allgatherv_setting;
     case call_kind::gatherv: return &gatherv_setting;
     case call_kind::scatterv: return &scatterv_setting;
+    case call_kind::alltoallv: return &alltoallv_setting;
     case call_kind::win_allocate: return &windows_setting;
     case call_kind::ibarrier:
     case call_kind::ibcast:

@@ -1,7 +1,8 @@
-// reduce_scatter_block, allgatherv, gatherv and scatterv: every algorithm x type x size (x root),
-// in place and not, against the system MPI's answer computed in the same run; the rank-ordered bits
-// of the reduce-scatter; per-rank counts with zeros and gaps; counts that disagree across ranks
-// fail with a clear error on the ranks concerned instead of hanging or delivering wrong data.
+// reduce_scatter_block, allgatherv, gatherv, scatterv and alltoallv: every algorithm x type x size
+// (x root), in place and not, against the system MPI's answer computed in the same run; the
+// rank-ordered bits of the reduce-scatter; per-rank counts with zeros and gaps; counts that
+// disagree across ranks fail with a clear error on the ranks concerned instead of hanging or
+// delivering wrong data.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -394,6 +395,162 @@ TEST(VectorCollectives, AllgathervMismatchedCountFailsClearly) {
   }
 }
 
+/// Alltoallv's counts: what rank `from` sends rank `to` (zero for some pairs, different for the
+/// others); `symmetric` (in place): the same both ways.
+std::size_t exchange_count(std::size_t base, std::size_t from, std::size_t to, bool symmetric) {
+  if (symmetric && from > to) std::swap(from, to);
+  if ((from + 2 * to) % 5 == 1) return 0;
+  return base + (from * 7 + to * 3) * base / 11 + from + to;
+}
+
+/// One rank's side of an alltoallv: send blocks in reverse rank order with gaps of 3 elements,
+/// receive blocks in rank order with gaps of 2.
+struct exchange_layout {
+  std::vector<std::size_t> send_counts, send_displacements, receive_counts, receive_displacements;
+  std::size_t send_total = 0;
+  std::size_t receive_total = 0;
+};
+
+exchange_layout exchange_for(std::size_t base, int size, int rank, bool symmetric) {
+  const auto ranks = static_cast<std::size_t>(size);
+  const auto me = static_cast<std::size_t>(rank);
+  exchange_layout layout;
+  layout.send_counts.resize(ranks);
+  layout.send_displacements.resize(ranks);
+  layout.receive_counts.resize(ranks);
+  layout.receive_displacements.resize(ranks);
+  std::size_t at = 2;
+  for (std::size_t r = ranks; r-- > 0;) {
+    layout.send_counts[r] = exchange_count(base, me, r, symmetric);
+    layout.send_displacements[r] = at;
+    at += layout.send_counts[r] + 3;
+  }
+  layout.send_total = at;
+  at = 1;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    layout.receive_counts[r] = exchange_count(base, r, me, symmetric);
+    layout.receive_displacements[r] = at;
+    at += layout.receive_counts[r] + 2;
+  }
+  layout.receive_total = at;
+  return layout;
+}
+
+/// Every algorithm against MPI_Alltoallv on `comm` (world, or a split of it), in place and not.
+void alltoallv_matches_mpi(MPI_Comm mpi, const std::vector<std::size_t>& bases) {
+  comm c(mpi);
+  for (alltoallv_algorithm algorithm : algorithms_for(c, all_alltoallv_algorithms())) {
+    for (std::size_t base : bases) {
+      for (datatype type : vector_types) {
+        if (!wanted(base, type)) continue;
+        const std::size_t element = size_of(type);
+        for (bool in_place_call : {false, true}) {
+          const exchange_layout layout = exchange_for(base, c.size(), c.rank(), in_place_call);
+          // Block d of this rank carries values seeded by (rank, d): each receiver sees where its
+          // blocks came from.
+          std::vector<unsigned char> input(layout.send_total * element, 0x5A);
+          const std::vector<std::size_t>& from_counts =
+              in_place_call ? layout.receive_counts : layout.send_counts;
+          const std::vector<std::size_t>& from_displacements =
+              in_place_call ? layout.receive_displacements : layout.send_displacements;
+          std::vector<unsigned char> expected(layout.receive_total * element, 0xEE);
+          unsigned char* source = in_place_call ? expected.data() : input.data();
+          for (std::size_t d = 0; d < from_counts.size(); ++d) {
+            fill(source + from_displacements[d] * element, from_counts[d], type, reduce_op::sum,
+                 c.rank() * 64 + static_cast<int>(d), 43);
+          }
+          std::vector<unsigned char> got = expected;
+          const std::vector<int> send_counts = as_int(layout.send_counts);
+          const std::vector<int> send_displacements = as_int(layout.send_displacements);
+          const std::vector<int> receive_counts = as_int(layout.receive_counts);
+          const std::vector<int> receive_displacements = as_int(layout.receive_displacements);
+          MPI_Alltoallv(in_place_call ? MPI_IN_PLACE : input.data(), send_counts.data(),
+                        send_displacements.data(), mpi_type(type), expected.data(),
+                        receive_counts.data(), receive_displacements.data(), mpi_type(type), mpi);
+          alltoallv(c, in_place_call ? in_place : input.data(), layout.send_counts,
+                    layout.send_displacements, got.data(), layout.receive_counts,
+                    layout.receive_displacements, type, algorithm);
+          ASSERT_TRUE(all_ranks(got == expected))
+              << "alltoallv algorithm=" << to_string(algorithm) << " type=" << to_string(type)
+              << " base count=" << base << " ranks=" << c.size()
+              << (in_place_call ? " in-place" : "");
+        }
+      }
+    }
+  }
+}
+
+TEST(VectorCollectives, AlltoallvMatchesMpi) {
+  alltoallv_matches_mpi(MPI_COMM_WORLD, {0, 1, 100, 2000, 40000, 300000});
+}
+
+// On the halves of world (even and odd ranks): a communicator whose ranks are not world's.
+TEST(VectorCollectives, AlltoallvOnSplitCommunicatorMatchesMpi) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm half = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
+  alltoallv_matches_mpi(half, {1, 2000, 40000});
+  MPI_Comm_free(&half);
+}
+
+// A rank that expects from rank 0 another count than rank 0 sends it: it fails naming both sizes
+// and keeps the smaller part; the other ranks receive their blocks, and the communicator stays
+// usable.
+TEST(VectorCollectives, AlltoallvMismatchedCountFailsClearly) {
+  comm c(MPI_COMM_WORLD);
+  if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (c.topology().node_count > 1) GTEST_SKIP() << "across nodes it is the system MPI's call";
+  const auto ranks = static_cast<std::size_t>(c.size());
+  const auto me = static_cast<std::size_t>(c.rank());
+  for (alltoallv_algorithm algorithm : all_alltoallv_algorithms()) {
+    for (std::size_t count : {std::size_t{4}, std::size_t{3000}, std::size_t{90000}}) {
+      for (int extra : {3, -2}) {
+        const bool wrong = me == 1;
+        std::vector<std::size_t> counts(ranks, count);
+        std::vector<std::size_t> receive_counts = counts;
+        if (wrong) receive_counts[0] = count + static_cast<std::size_t>(extra);
+        std::vector<std::size_t> displacements(ranks);
+        for (std::size_t r = 0; r < ranks; ++r) displacements[r] = r * (count + 8);
+        std::vector<std::int32_t> input(ranks * (count + 8));
+        for (std::size_t i = 0; i < input.size(); ++i)
+          input[i] = static_cast<std::int32_t>(me * 1000000 + i);
+        std::vector<std::int32_t> got(ranks * (count + 8), -1);
+        std::string message;
+        try {
+          alltoallv(c, input.data(), counts, displacements, got.data(), receive_counts,
+                    displacements, datatype::int32, algorithm);
+        } catch (const usage_error& e) {
+          message = e.what();
+        }
+        const std::size_t expected_bytes = receive_counts[0] * 4;
+        const bool clear = message.find("alltoallv") != std::string::npos &&
+                           message.find(std::to_string(count * 4)) != std::string::npos &&
+                           message.find(std::to_string(expected_bytes)) != std::string::npos;
+        // The last element of the block from rank 0 that both sides agree on, and what lies past.
+        const std::size_t common = std::min(count, receive_counts[0]);
+        const bool received =
+            got[common - 1] == static_cast<std::int32_t>(me * (count + 8) + common - 1) &&
+            got[common] == -1;
+        bool others = true;
+        for (std::size_t r = 1; r < ranks; ++r) {
+          const std::size_t last = r * (count + 8) + count - 1;
+          others = others && got[last] == static_cast<std::int32_t>(r * 1000000 + me * (count + 8) +
+                                                                    count - 1);
+        }
+        EXPECT_TRUE(
+            all_ranks(wrong ? clear && received && others : message.empty() && received && others))
+            << "rank " << c.rank() << " algorithm " << to_string(algorithm) << " count " << count
+            << " extra " << extra << ": '" << message << "'";
+        int sum = 0;
+        const int one = 1;
+        allreduce(c, &one, &sum, 1, datatype::int32, reduce_op::sum);
+        EXPECT_EQ(sum, c.size());
+      }
+    }
+  }
+}
+
 TEST(VectorCollectives, BadArgumentsAreRefused) {
   comm c(MPI_COMM_WORLD);
   const auto ranks = static_cast<std::size_t>(c.size());
@@ -413,6 +570,11 @@ TEST(VectorCollectives, BadArgumentsAreRefused) {
   if (c.size() > 1 && c.rank() != 0) {
     EXPECT_THROW(gatherv(c, in_place, 1, nullptr, {}, {}, datatype::int32, 0), invalid_argument);
   }
+  EXPECT_THROW(
+      alltoallv(c, all.data(), short_counts, ones, all.data(), ones, ones, datatype::int32),
+      invalid_argument);
+  EXPECT_THROW(alltoallv(c, all.data(), ones, ones, nullptr, ones, ones, datatype::int32),
+               invalid_argument);
 }
 
 }  // namespace

@@ -6,9 +6,8 @@
  * type), a duplicate, a communicator from MPI_Comm_create_group, a cartesian one, and communicators
  * made after others were freed (one type of each class). The same for the prefix reductions
  * (MPI_Scan, MPI_Exscan, MPI_Reduce_scatter_block), the block collectives (MPI_Gather, MPI_Scatter,
- * MPI_Alltoall) and the vector ones (MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv: per-rank counts
- * with a zero,
- * blocks in reverse rank order with gaps).
+ * MPI_Alltoall) and the vector ones (MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv, MPI_Alltoallv:
+ * per-rank counts with a zero, blocks in reverse rank order with gaps).
  * Every result is checked against the value computed here; rank 0 prints per communicator the
  * number of checks, of failures (with the first few described) and a hash of all results, so a
  * preloaded run must print exactly what MPI prints. */
@@ -579,6 +578,76 @@ static void vectors(MPI_Comm comm, const type_info* t, int salt) {
   free(displs);
 }
 
+/* MPI_Alltoallv, in place and not: what rank s sends rank d, zero for some pairs (symmetric in
+ * place, as MPI requires there); send blocks in reverse rank order with gaps, receive blocks in
+ * rank order with a gap of one element after each, which stays untouched. */
+static int exchanged(int count, int s, int d, int symmetric) {
+  if (symmetric && s > d) {
+    const int t = s;
+    s = d;
+    d = t;
+  }
+  return (s + 2 * d) % 5 == 1 ? 0 : count + (s * 7 + d * 3) % (count + 1) + s;
+}
+
+static void exchanges(MPI_Comm comm, const type_info* t, int salt) {
+#ifdef MPICH_VERSION
+  if (t->klass == K_PAIR) return; /* as in blocks() */
+#endif
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int* send_counts = calloc((size_t)size, sizeof(int));
+  int* send_displs = calloc((size_t)size, sizeof(int));
+  int* receive_counts = calloc((size_t)size, sizeof(int));
+  int* receive_displs = calloc((size_t)size, sizeof(int));
+  for (int c = 0; c < COUNTS; ++c) {
+    const int count = counts[c];
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      int send_at = 1, receive_at = 0;
+      for (int r = size - 1; r >= 0; --r) {
+        send_counts[r] = exchanged(count, rank, r, in_place);
+        send_displs[r] = send_at;
+        send_at += send_counts[r] + 2;
+      }
+      for (int r = 0; r < size; ++r) {
+        receive_counts[r] = exchanged(count, r, rank, in_place);
+        receive_displs[r] = receive_at;
+        receive_at += receive_counts[r] + 1;
+      }
+      char* sent = calloc((size_t)send_at, t->size);
+      char* buffer = calloc((size_t)receive_at + 1, t->size);
+      for (int d = 0; d < size; ++d) {
+        char* block = in_place ? buffer + (size_t)receive_displs[d] * t->size
+                               : sent + (size_t)send_displs[d] * t->size;
+        for (int i = 0; i < send_counts[d]; ++i)
+          t->set(block, i, data_of(t, rank * size + d + 80, i, salt + 5));
+      }
+      if (in_place)
+        MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buffer, receive_counts,
+                      receive_displs, t->type, comm);
+      else
+        MPI_Alltoallv(sent, send_counts, send_displs, t->type, buffer, receive_counts,
+                      receive_displs, t->type, comm);
+      const char* what = in_place ? "alltoallv in place" : "alltoallv";
+      canon zero = {0, 0};
+      for (int r = 0; r < size; ++r) {
+        for (int i = 0; i < receive_counts[r]; ++i)
+          expect(t, buffer + (size_t)receive_displs[r] * t->size, i,
+                 data_of(t, r * size + rank + 80, i, salt + 5), what, -1, r, count);
+        expect(t, buffer + (size_t)(receive_displs[r] + receive_counts[r]) * t->size, 0, zero, what,
+               -1, r, count);
+      }
+      free(sent);
+      free(buffer);
+    }
+  }
+  free(send_counts);
+  free(send_displs);
+  free(receive_counts);
+  free(receive_displs);
+}
+
 /* One type of each class (and the reduction element sizes): the other communicator kinds run
  * these, world and the split every type, to keep the run short. */
 static int representative(const char* name) {
@@ -602,6 +671,7 @@ static void suite(MPI_Comm comm, const char* name, int salt, int every_type) {
     movements(comm, &types[k], salt + k);
     blocks(comm, &types[k], salt + k);
     vectors(comm, &types[k], salt + k);
+    exchanges(comm, &types[k], salt + k);
     MPI_Barrier(comm);
   }
 }

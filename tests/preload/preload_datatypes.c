@@ -1,7 +1,7 @@
 /* Plain MPI program: ranks describe the same data with different datatypes (legal MPI: only the
  * type signatures must match). Derived types on some ranks, the equivalent predefined count on
- * the others, dense, reordered and strided, in bcast, allgather, allgatherv and gatherv (with and
- * without MPI_IN_PLACE),
+ * the others, dense, reordered and strided, in bcast, allgather, allgatherv, gatherv and alltoallv
+ * (with and without MPI_IN_PLACE),
  * between reductions on the same communicator. Every rank's results are gathered to rank 0, which
  * prints them, so a preloaded run must print exactly what MPI prints (and must not hang: every rank
  * has to take the same path). */
@@ -266,6 +266,73 @@ int main(int argc, char** argv) {
       free(displs);
       free(counts);
       free(sent);
+    }
+
+    /* alltoallv: rank s sends rank d (s + d) % 3 groups of 4 ints (none for some pairs), from
+     * blocks in reverse rank order, as contiguous(4) or as ints; received as ints with a gap of 2
+     * after each block, or as every_other (strided: packed by the preload). In odd rounds every
+     * rank passes MPI_IN_PLACE (the counts are symmetric, as MPI requires there). */
+    {
+      int* send_counts = malloc(sizeof(int) * (size_t)size);
+      int* send_displs = malloc(sizeof(int) * (size_t)size);
+      int* receive_counts = malloc(sizeof(int) * (size_t)size);
+      int* receive_displs = malloc(sizeof(int) * (size_t)size);
+      int send_total = 0, receive_total = 0;
+      for (int r = size - 1; r >= 0; --r) {
+        const int n = (rank + r) % 3;
+        send_counts[r] = derived_here ? n : 4 * n;
+        send_displs[r] = derived_here ? send_total : 4 * send_total;
+        send_total += n;
+      }
+      for (int r = 0; r < size; ++r) {
+        const int n = (rank + r) % 3;
+        receive_counts[r] = derived_here ? n : 4 * n;
+        receive_displs[r] = derived_here ? receive_total : 4 * receive_total + 2 * r;
+        receive_total += n;
+      }
+      const int in_place = round % 2 == 1;
+      int* sent = malloc(sizeof(int) * (size_t)(4 * send_total + 1));
+      const size_t room = (size_t)(8 * receive_total + 2 * size + 8);
+      int* got = malloc(sizeof(int) * room);
+      for (size_t i = 0; i < room; ++i) got[i] = -1;
+      for (int d = 0; d < size; ++d) {
+        const int n = (rank + d) % 3;
+        for (int i = 0; i < 4 * n; ++i) {
+          const int value = 1000 * rank + 10 * d + i + round;
+          const int at =
+              derived_here ? (receive_displs[d] + i / 4) * 7 + (i % 4) * 2 : receive_displs[d] + i;
+          if (in_place)
+            got[at] = value;
+          else
+            sent[(derived_here ? 4 * send_displs[d] : send_displs[d]) + i] = value;
+        }
+      }
+      const MPI_Datatype receive_type = derived_here ? every_other : MPI_INT;
+      if (in_place)
+        MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, got, receive_counts,
+                      receive_displs, receive_type, comm);
+      else
+        MPI_Alltoallv(sent, send_counts, send_displs, derived_here ? four_ints : MPI_INT, got,
+                      receive_counts, receive_displs, receive_type, comm);
+      int* flat = malloc(sizeof(int) * (size_t)(4 * receive_total + 1));
+      int k = 0;
+      for (int r = 0; r < size; ++r) {
+        const int n = (rank + r) % 3;
+        for (int i = 0; i < 4 * n; ++i) {
+          const int at =
+              derived_here ? (receive_displs[r] + i / 4) * 7 + (i % 4) * 2 : receive_displs[r] + i;
+          flat[k++] = got[at];
+          if (got[at] != 1000 * r + 10 * rank + i + round) ++failures;
+        }
+      }
+      note_ints(in_place ? "alltoallv in place" : "alltoallv", flat, k);
+      free(flat);
+      free(got);
+      free(sent);
+      free(receive_displs);
+      free(receive_counts);
+      free(send_displs);
+      free(send_counts);
     }
 
     MPI_Barrier(comm);

@@ -78,7 +78,7 @@ preload_case(preload_collectives_linked RANKS 2 3
 # Ranks using different datatypes for the same data (derived on some, predefined on others) take
 # the same path: served, packed where the type is not dense, or passed through on every rank.
 preload_case(preload_datatypes RANKS 1 2 3 4 5 8
-  ARGS ${preload_served} --served MPI_Allgatherv --served MPI_Gatherv
+  ARGS ${preload_served} --served MPI_Allgatherv --served MPI_Gatherv --served MPI_Alltoallv
        --reason MPI_Allreduce:unmapped-datatype -- $<TARGET_FILE:preload_datatypes>)
 # Conformance: every operation x datatype x root x in-place x communicator kind, checked values,
 # identical output plain and preloaded.
@@ -92,7 +92,7 @@ endif()
 preload_case(preload_conformance RANKS 1 2 3 4 5 8 ${conformance_limit}
   ARGS ${preload_served} --served MPI_Gather --served MPI_Scatter --served MPI_Alltoall
        --served MPI_Scan --served MPI_Exscan --served MPI_Reduce_scatter_block
-       --served MPI_Allgatherv --served MPI_Gatherv --served MPI_Scatterv
+       --served MPI_Allgatherv --served MPI_Gatherv --served MPI_Scatterv --served MPI_Alltoallv
        --reason MPI_Allreduce:unmapped-datatype --reason MPI_Reduce_scatter_block:unmapped-datatype --reason MPI_Reduce:unmapped-datatype
        --reason MPI_Scan:unmapped-datatype --reason MPI_Exscan:unmapped-datatype
        -- $<TARGET_FILE:preload_conformance>)

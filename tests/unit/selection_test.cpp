@@ -328,6 +328,23 @@ TEST(selection, vector_collectives_tables) {
             "set by CACHECOMM_ALLGATHERV");
   EXPECT_EQ(select_reduce_scatter(input_of(8, pair), reduce_scatter_algorithm::single_copy).reason,
             "set by CACHECOMM_REDUCE_SCATTER");
+  // Alltoallv: the same algorithm whatever the size (no rank knows the others' counts); the size
+  // changes only the reason (single copy pulls from a 32 KiB largest block).
+  using cachecomm::alltoallv_algorithm;
+  const auto small = select_alltoallv(input_of(8, pair), alltoallv_algorithm::automatic);
+  const auto large = select_alltoallv(input_of(32 * KiB, pair), alltoallv_algorithm::automatic);
+  EXPECT_EQ(small.algorithm, alltoallv_algorithm::single_copy);
+  EXPECT_EQ(large.algorithm, alltoallv_algorithm::single_copy);
+  EXPECT_NE(small.reason, large.reason);
+  EXPECT_EQ(select_alltoallv(input_of(32 * KiB - 1, pair), alltoallv_algorithm::automatic).reason,
+            small.reason);
+  for (const node_case& node : {three, pair_oversubscribed, pair_without_single_copy}) {
+    EXPECT_EQ(select_alltoallv(input_of(MiB, node), alltoallv_algorithm::automatic).algorithm,
+              alltoallv_algorithm::central)
+        << node.ranks << " ranks";
+  }
+  EXPECT_EQ(select_alltoallv(input_of(8, pair), alltoallv_algorithm::central).reason,
+            "set by CACHECOMM_ALLTOALLV");
 }
 
 TEST(selection, barrier_table) {
@@ -405,6 +422,10 @@ TEST(selection, every_registry_entry_has_a_unique_name_and_a_function) {
   for (const auto& entry : scatterv_registry()) {
     EXPECT_NE(entry.run, nullptr) << entry.name;
     EXPECT_EQ(cachecomm::parse_scatterv_algorithm(entry.name), entry.id);
+  }
+  for (const auto& entry : alltoallv_registry()) {
+    EXPECT_NE(entry.run, nullptr) << entry.name;
+    EXPECT_EQ(cachecomm::parse_alltoallv_algorithm(entry.name), entry.id);
   }
   for (const auto& entry : barrier_registry())
     EXPECT_EQ(cachecomm::parse_barrier_algorithm(entry.name), entry.id);
