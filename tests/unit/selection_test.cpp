@@ -82,6 +82,20 @@ TEST(selection, broadcast_table) {
   }
 }
 
+TEST(selection, broadcast_single_copy_starts_later_where_the_region_streams) {
+  auto streaming = [](std::size_t bytes, node_case node) {
+    selection_input input = input_of(bytes, node);
+    input.streaming_stores = true;
+    return select_broadcast(input, broadcast_algorithm::automatic).algorithm;
+  };
+  EXPECT_EQ(streaming(16 * KiB, pair), broadcast_algorithm::double_buffer);
+  EXPECT_EQ(streaming(64 * KiB - 1, pair), broadcast_algorithm::double_buffer);
+  EXPECT_EQ(streaming(64 * KiB, pair), broadcast_algorithm::single_copy);
+  EXPECT_EQ(streaming(4 * MiB, pair), broadcast_algorithm::single_copy);
+  EXPECT_EQ(streaming(4 * MiB, three), broadcast_algorithm::double_buffer);
+  EXPECT_EQ(streaming(8, pair), broadcast_algorithm::slots);
+}
+
 TEST(selection, small_broadcast_reports_the_slot_path_it_runs) {
   // The slot path used to be reported as double-buffer; its name and entry now say what runs.
   const auto chosen = select_broadcast(input_of(8, pair), broadcast_algorithm::automatic);
