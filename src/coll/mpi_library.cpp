@@ -9,10 +9,10 @@ namespace cachecomm::detail {
 mpi_library_family classify_mpi_library(std::string_view version_text) {
   const std::string_view first_line = version_text.substr(0, version_text.find('\n'));
   // Intel MPI derives from MPICH and may name it later on the line: test Intel first.
-  if (first_line.find("Intel(R) MPI") != std::string_view::npos)
-    return mpi_library_family::intel_mpi;
-  if (first_line.find("Open MPI") != std::string_view::npos) return mpi_library_family::open_mpi;
-  if (first_line.find("MPICH") != std::string_view::npos) return mpi_library_family::mpich;
+  for (const auto family :
+       {mpi_library_family::intel_mpi, mpi_library_family::open_mpi, mpi_library_family::mpich}) {
+    if (first_line.find(version_marker(family)) != std::string_view::npos) return family;
+  }
   return mpi_library_family::unknown;
 }
 
@@ -37,6 +37,16 @@ std::string_view to_string(mpi_library_family family) {
     case mpi_library_family::unknown: break;
   }
   return "unknown MPI";
+}
+
+std::string_view version_marker(mpi_library_family family) {
+  switch (family) {
+    case mpi_library_family::open_mpi: return "Open MPI v";
+    case mpi_library_family::mpich: return "MPICH Version";
+    case mpi_library_family::intel_mpi: return "Intel(R) MPI Library";
+    case mpi_library_family::unknown: break;
+  }
+  return {};
 }
 
 }  // namespace cachecomm::detail

@@ -16,6 +16,11 @@ enum class mpi_library_family : std::uint8_t { unknown, open_mpi, mpich, intel_m
 /// The family of the MPI this process runs on (MPI_Get_library_version, asked once).
 [[nodiscard]] mpi_library_family running_mpi_family();
 
+/// "Open MPI", "MPICH", "Intel MPI", "unknown MPI".
 [[nodiscard]] std::string_view to_string(mpi_library_family family);
+
+/// The text a family's version string names it with; its version follows ("Open MPI v" 4.1.4).
+/// Empty for unknown.
+[[nodiscard]] std::string_view version_marker(mpi_library_family family);
 
 }  // namespace cachecomm::detail

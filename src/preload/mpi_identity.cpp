@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cachecomm/config.hpp"
+#include "coll/mpi_library.hpp"
 
 #ifndef CACHECOMM_MPI_LIBRARY
 #define CACHECOMM_MPI_LIBRARY "unknown library"
@@ -86,20 +87,13 @@ mpi_identity parse_library_version(const std::string& text) {
     if (start == std::string::npos) return std::string{};
     return line.substr(start, line.find_first_of(" \t,", start) - start);
   };
-  constexpr std::string_view open_mpi = "Open MPI v";
-  constexpr std::string_view intel = "Intel(R) MPI Library";
-  constexpr std::string_view mpich = "MPICH Version";
-  if (line.starts_with(open_mpi)) {
-    parsed.implementation = "Open MPI";
-    parsed.version = word_after(open_mpi.size());
-  } else if (const auto at = line.find(intel); at != std::string::npos) {
-    parsed.implementation = "Intel MPI";
-    parsed.version = word_after(at + intel.size());
-  } else if (line.starts_with(mpich)) {
-    parsed.implementation = "MPICH";
-    parsed.version = word_after(mpich.size());
-  } else {
+  const auto family = classify_mpi_library(line);
+  if (family == mpi_library_family::unknown) {
     parsed.implementation = line.empty() ? "an unknown MPI" : line;
+  } else {
+    const std::string_view marker = version_marker(family);
+    parsed.implementation = to_string(family);
+    parsed.version = word_after(line.find(marker) + marker.size());
   }
   return parsed;
 }
