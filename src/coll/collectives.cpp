@@ -640,6 +640,8 @@ automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, data
   online_selector& online = engine.online();
   if (const std::int8_t settled = online.settled(op, bytes); settled != tuning_choices::none)
     return {settled, false};
+  if (const std::int8_t known = online.remembered_rule(op, bytes); known != tuning_choices::none)
+    return {known, false};
   const selection_input input = selection_for(c, engine, bytes);
   const std::int8_t rules = rule_choice(input, engine, op);
   if (!online_decides(input, engine, op)) {
@@ -649,6 +651,7 @@ automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, data
             ? choice_source::tuning_file
             : choice_source::builtin;
     online.note(op, bytes, source, rules);
+    online.remember_rule(op, bytes, rules);
     return {rules, false};
   }
   // The handshake describes the call as its cachecomm path and the system MPI's agreement do.

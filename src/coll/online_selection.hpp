@@ -87,6 +87,17 @@ class online_selector {
     }
   }
 
+  /// The choice a call of exactly `bytes` got from the tuning file or the built-in rules the last
+  /// time (tuning_choices::none: not this size). Those are a pure function of the size on one
+  /// communicator, and loops repeat one size, so a repeated call skips the selection.
+  [[nodiscard]] std::int8_t remembered_rule(tuned_op op, std::size_t bytes) const {
+    const rule_memo& memo = m_rule_memo[static_cast<std::size_t>(op)];
+    return memo.bytes == bytes ? memo.choice : tuning_choices::none;
+  }
+  void remember_rule(tuned_op op, std::size_t bytes, std::int8_t choice) {
+    m_rule_memo[static_cast<std::size_t>(op)] = {bytes, choice};
+  }
+
   /// One line per bucket called so far: "bcast 64 KiB: double-buffer (measured online: ...)".
   [[nodiscard]] std::vector<std::string> report() const;
   /// The report line of the bucket of `bytes` (empty while unused).
@@ -122,8 +133,14 @@ class online_selector {
   [[nodiscard]] static std::string describe(tuned_op op, std::size_t bucket,
                                             const bucket_state& state);
 
+  struct rule_memo {
+    std::size_t bytes = 0;  ///< 0: none (a call of 0 bytes never selects)
+    std::int8_t choice = tuning_choices::none;
+  };
+
   bool m_enabled = false;
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
+  std::array<rule_memo, tuned_op_count> m_rule_memo{};
 };
 
 /// "8 B", "64 KiB", "16 MiB": the lower end of a bucket.

@@ -16,3 +16,7 @@ add_test(NAME bench_report
                  ${CACHECOMM_SMOKE_DIR})
 set_tests_properties(bench_report PROPERTIES TIMEOUT 180 LABELS "bench" FIXTURES_REQUIRED bench_smoke_json
                      SKIP_RETURN_CODE 77)
+add_test(NAME bench_report_selection
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/../scripts/check_report_selection.sh
+                 ${CMAKE_BINARY_DIR}/tools/cachecomm-report ${CMAKE_BINARY_DIR}/tests/report-selection)
+set_tests_properties(bench_report_selection PROPERTIES TIMEOUT 60 LABELS "bench" SKIP_RETURN_CODE 77)

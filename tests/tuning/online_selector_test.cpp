@@ -122,6 +122,21 @@ TEST(OnlineSelector, OneCandidateSettlesAtOnceAndBucketsAreSeparate) {
   EXPECT_EQ(driver.selector.settled(tuned_op::broadcast, 4096 + 4095), 2);
 }
 
+TEST(OnlineSelector, RemembersTheRulesChoiceOfTheLastSizePerOperation) {
+  online_selector selector{false};
+  EXPECT_EQ(selector.remembered_rule(tuned_op::broadcast, 64), tuning_choices::none);
+  selector.remember_rule(tuned_op::broadcast, 64, 2);
+  selector.remember_rule(tuned_op::allgather, 1 << 20, mpi);
+  EXPECT_EQ(selector.remembered_rule(tuned_op::broadcast, 64), 2);
+  EXPECT_EQ(selector.remembered_rule(tuned_op::allgather, 1 << 20), mpi);
+  // Another size of the same bucket, and the same size of another operation, select again.
+  EXPECT_EQ(selector.remembered_rule(tuned_op::broadcast, 65), tuning_choices::none);
+  EXPECT_EQ(selector.remembered_rule(tuned_op::reduce, 64), tuning_choices::none);
+  selector.remember_rule(tuned_op::broadcast, 4096, 1);
+  EXPECT_EQ(selector.remembered_rule(tuned_op::broadcast, 64), tuning_choices::none);
+  EXPECT_EQ(selector.remembered_rule(tuned_op::broadcast, 4096), 1);
+}
+
 TEST(OnlineSelector, ReportNamesWhyEachBucketTookItsAlgorithm) {
   online_selector selector(true);
   selector.note(tuned_op::allreduce, 8, choice_source::forced, 1);
