@@ -52,6 +52,9 @@ inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
 inline constexpr std::size_t alltoallv_pull_min_bytes = 32U << 10;
 /// Oversubscribed rooted reduce through slots up to this size.
 inline constexpr std::size_t oversubscribed_slot_reduce_max_bytes = 128U << 10;
+/// Reduce and allreduce through slots up to this size at 2 ranks on their own cores where the
+/// shared region streams (AMD); gather-reduce above it.
+inline constexpr std::size_t streaming_pair_slot_reduce_max_bytes = 512;
 }  // namespace thresholds
 
 /// Whether the caller's buffers are in this core's cache. Today's rules hold for both (they were
@@ -165,7 +168,15 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
       id > 0)
     return {static_cast<reduce_algorithm>(id), measured_reason};
   const node_shape& node = input.node;
-  if (input.bytes <= thresholds::slot_message_bytes || node.node_size == 1) {
+  // From 1 KiB to a slot's 4 KiB, at 2 ranks on the AMD EPYC VM (3 runs, same-run medians, hot and
+  // cold, per call and back to back; time over the fastest candidate's): slots 1.11-1.27, gather-
+  // reduce 1.00-1.05; at 512 B they tie (slots 1.00-1.03, gather-reduce 1.00-1.44). Not measured
+  // on the Xeon, so only where the region streams, as the broadcast rule that was.
+  const bool pair_prefers_gather = selection_rules::on_own_cores_in_pair(node) &&
+                                   input.streaming_stores &&
+                                   input.bytes > thresholds::streaming_pair_slot_reduce_max_bytes;
+  if ((input.bytes <= thresholds::slot_message_bytes && !pair_prefers_gather) ||
+      node.node_size == 1) {
     return {reduce_algorithm::slots,
             "small message: one slot per rank, the reducer reads them in rank order"};
   }

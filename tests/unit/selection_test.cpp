@@ -138,6 +138,26 @@ TEST(selection, reduce_table) {
   }
 }
 
+TEST(selection, pair_reduces_above_512_bytes_by_gather_reduce_where_the_region_streams) {
+  auto streaming = [](std::size_t bytes, node_case node, bool rooted) {
+    selection_input input = input_of(bytes, node);
+    input.streaming_stores = true;
+    return select_reduce(input, reduce_algorithm::automatic, rooted).algorithm;
+  };
+  const std::size_t limit = thresholds::streaming_pair_slot_reduce_max_bytes;
+  for (const bool rooted : {true, false}) {
+    EXPECT_EQ(streaming(8, pair, rooted), reduce_algorithm::slots);
+    EXPECT_EQ(streaming(limit, pair, rooted), reduce_algorithm::slots);
+    EXPECT_EQ(streaming(limit + 1, pair, rooted), reduce_algorithm::gather_reduce);
+    EXPECT_EQ(streaming(thresholds::slot_message_bytes, pair, rooted),
+              reduce_algorithm::gather_reduce);
+    // Other shapes keep the slots up to a slot's payload.
+    EXPECT_EQ(streaming(thresholds::slot_message_bytes, three, rooted), reduce_algorithm::slots);
+    EXPECT_EQ(streaming(thresholds::slot_message_bytes, pair_oversubscribed, rooted),
+              reduce_algorithm::slots);
+  }
+}
+
 struct allgather_row {
   std::size_t block_bytes;
   node_case node;
