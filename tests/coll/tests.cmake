@@ -41,6 +41,15 @@ cachecomm_add_mpi_test(mpi_block_collectives SOURCES coll/block_collectives_test
 cachecomm_add_mpi_test(mpi_block_collectives SOURCES coll/block_collectives_test.cpp RANKS 2 3 SUFFIX .small_region
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_SINGLE_COPY=0 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
 
+# reduce_scatter (per-rank counts) against MPI_Reduce_scatter on world, a duplicate and a split
+# (.split: across "nodes", the system MPI's path; .small_region: many pipeline steps, single copy
+# refused).
+cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp RANKS 1 2 3 4 5 8 ENV ${CACHECOMM_COLL_TEST_ENV})
+cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp RANKS 3 4 SUFFIX .split
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
+cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp RANKS 2 3 SUFFIX .small_region
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_SINGLE_COPY=0 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
+
 # Benchmark smoke run of the block, prefix and vector collectives; its JSON meets the contract.
 add_test(NAME bench_coll_blocks_smoke.np2
          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
