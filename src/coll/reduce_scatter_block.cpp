@@ -83,7 +83,9 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
     const std::uint32_t step = begin_step();
     ensure_free(step, slot_depth(total));
     if (total != 0) std::memcpy(slot_data(m_rank, step, total), in, total);
-    post_slot(step, total);
+    // As allreduce's slots: the slot by a release store, the others' slots read, then one fence
+    // for the slot's wake and `done` (reduce_slots).
+    store_slot(step, total);
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_slot(static_cast<int>(rank), step, total, "reduce-scatter (a rank's slot)");
@@ -91,7 +93,10 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
     }
     m_inputs[me] = call.own;
     reduce_ordered(m_inputs.data(), m_size, out, nullptr, mine, call.type, call.op);
-    finish_step(step);
+    auto& done = m_done[me].value;
+    done.store(step, std::memory_order_release);
+    wake_slot(step, total);
+    m_wait->wake(reinterpret_cast<const std::uint32_t*>(&done));
     return;
   }
   // Each rank owns size * chunk bytes of the region half: one chunk per destination block, the

@@ -109,8 +109,7 @@ void fill_layout(byte_layout& layout, const char* what, const comm& c,
   }
 }
 
-/// The description allgatherv's ranks compare: FNV-1a over every rank's byte count (reduce_scatter:
-/// element count).
+/// The description allgatherv's ranks compare: FNV-1a over every rank's byte count.
 std::uint64_t fingerprint_of(std::span<const std::size_t> bytes) {
   std::uint64_t hash = 1469598103934665603ULL;
   for (std::size_t value : bytes) {
@@ -120,6 +119,20 @@ std::uint64_t fingerprint_of(std::span<const std::size_t> bytes) {
   }
   return hash;
 }
+
+/// reduce_scatter's description of its counts: one multiply per rank (the call is on the small
+/// calls' path), mixed so that counts moved between ranks change it.
+std::uint64_t counts_digest(std::span<const std::size_t> counts) {
+  std::uint64_t hash = 0x9e3779b97f4a7c15ULL;
+  for (std::size_t value : counts) {
+    hash = (hash ^ value) * 0xbf58476d1ce4e5b9ULL;
+    hash ^= hash >> 31U;
+  }
+  return hash ^ (hash >> 29U);
+}
+
+/// Ranks whose per-call arrays live on the stack (larger communicators use this thread's vectors).
+constexpr std::size_t stack_ranks = 64;
 
 std::vector<int> mpi_counts(const std::vector<std::size_t>& values, const char* what) {
   std::vector<int> result;
@@ -233,12 +246,17 @@ void reduce_scatter(comm& c, const void* send, void* receive,
                            " ranks (one per rank)");
   }
   // Element offsets of the blocks in the input: the running sum of the counts, checked.
-  byte_layout& layout = reusable_layout();
-  layout.offsets.resize(ranks);
+  std::array<std::size_t, stack_ranks> stack_offsets;  // NOLINT(*-member-init): written below
+  std::size_t* offsets = stack_offsets.data();
+  if (ranks > stack_ranks) {
+    byte_layout& layout = reusable_layout();
+    layout.offsets.resize(ranks);
+    offsets = layout.offsets.data();
+  }
   std::size_t total = 0;
   std::size_t largest = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
-    layout.offsets[r] = total;
+    offsets[r] = total;
     if (__builtin_add_overflow(total, receive_counts[r], &total)) total = SIZE_MAX;
     largest = std::max(largest, receive_counts[r]);
   }
@@ -267,7 +285,7 @@ void reduce_scatter(comm& c, const void* send, void* receive,
                     .algorithm;
   }
   const auto* input = static_cast<const std::byte*>(send == in_place ? receive : send);
-  const std::size_t my_offset = layout.offsets[me] * element;
+  const std::size_t my_offset = offsets[me] * element;
   const std::byte* own = input == nullptr ? nullptr : input + my_offset;
   // In place: with single copy the others read this rank's input while its result overwrites the
   // start of it, so the input is copied aside; central stages the others' parts before it writes,
@@ -288,7 +306,7 @@ void reduce_scatter(comm& c, const void* send, void* receive,
   call.own = own;
   call.output = receive;
   call.counts = receive_counts.data();
-  call.offsets = layout.offsets.data();
+  call.offsets = offsets;
   call.total = total;
   call.largest = largest;
   call.type = type;
@@ -296,7 +314,7 @@ void reduce_scatter(comm& c, const void* send, void* receive,
   // The call's description: the total in the high bits (so a mismatch names both totals), a digest
   // of the per-rank counts in the low 24.
   const std::uint64_t description =
-      static_cast<std::uint64_t>(total_bytes) << 24U | (fingerprint_of(receive_counts) & 0xffffffU);
+      static_cast<std::uint64_t>(total_bytes) << 24U | (counts_digest(receive_counts) & 0xffffffU);
   engine.reduce_scatter_counts(call, description, algorithm);
 }
 

@@ -88,9 +88,16 @@ bool any_negative(const int* values, int n) {
   return std::any_of(values, values + n, [](int v) { return v < 0; });
 }
 
-/// MPI_Reduce_scatter's counts as cachecomm takes them, in this thread's vector (refilled by every
-/// call: a small call allocates nothing).
-std::span<const std::size_t> element_counts(const int* counts, int ranks) {
+/// MPI_Reduce_scatter's counts as cachecomm takes them: in `small` when they fit (no thread-local
+/// lookup on the small calls' path), otherwise in this thread's vector (refilled by every call).
+template <std::size_t N>
+std::span<const std::size_t> element_counts(const int* counts, int ranks,
+                                            std::array<std::size_t, N>& small) {
+  const auto n = static_cast<std::size_t>(ranks);
+  if (n <= N) {
+    std::copy(counts, counts + ranks, small.begin());
+    return {small.data(), n};
+  }
   thread_local std::vector<std::size_t> converted;
   converted.assign(counts, counts + ranks);
   return converted;
@@ -138,7 +145,8 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
     return pass_through(kind, outcome::invalid_argument, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(kind, comm, "MPI_Reduce_scatter", [&] {
-    cachecomm::reduce_scatter(*r.fast, send, recvbuf, element_counts(recvcounts, ranks),
+    std::array<std::size_t, 64> small;  // NOLINT(*-member-init): element_counts writes it
+    cachecomm::reduce_scatter(*r.fast, send, recvbuf, element_counts(recvcounts, ranks, small),
                               reduction->type, reduction->op);
   });
 }

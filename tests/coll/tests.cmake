@@ -53,7 +53,7 @@ cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp R
 # Benchmark smoke run of the block, prefix and vector collectives; its JSON meets the contract.
 add_test(NAME bench_coll_blocks_smoke.np2
          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
-                 coll --op gather,scatter,alltoall,scan,exscan,reduce_scatter_block,allgatherv,gatherv,scatterv,alltoallv --quick --quiet
+                 coll --op gather,scatter,alltoall,scan,exscan,reduce_scatter_block,reduce_scatter,allgatherv,gatherv,scatterv,alltoallv --quick --quiet
                  --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_blocks_smoke.json)
 set_tests_properties(bench_coll_blocks_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
   ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP bench_coll_blocks_json)
