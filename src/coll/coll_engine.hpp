@@ -128,7 +128,8 @@ class coll_engine {
                             reduce_op op, reduce_scatter_algorithm algorithm);
   /// reduce_scatter with per-rank counts (reduce_scatter_block.cpp): `call.counts` and
   /// `call.offsets` are set. `description` digests the counts (the call's description, so ranks
-  /// that disagree on them fail instead of reading short blocks).
+  /// that disagree on them fail instead of reading short blocks: every rank that reads another's
+  /// input checks it; a rank that receives nothing reads nothing in the slots' path).
   void reduce_scatter_counts(const reduce_scatter_call& call, std::uint64_t description,
                              reduce_scatter_algorithm algorithm);
   /// allgatherv (allgatherv.cpp): `fingerprint` digests the per-rank counts (the call's
