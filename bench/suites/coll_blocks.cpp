@@ -1,11 +1,11 @@
 // Gather, scatter, alltoall (bytes, root 0), scan and exscan (doubles, sum), reduce_scatter_block
 // and reduce_scatter (doubles, sum), allgatherv, gatherv, scatterv and alltoallv (bytes, equal
-// counts, root 0): every cachecomm algorithm, the automatic choice ("auto:<concrete>") and the system MPI, interleaved in the same
-// run, in the same three modes as the other data collectives (coll_data.cpp: cold per-call, hot
-// per-call, hot back-to-back; vs_mpi compares medians less the measured per-call overhead). `bytes`
-// is one rank's block (gather, scatter, alltoall, allgatherv, gatherv, scatterv, alltoallv), one
-// rank's result block (reduce_scatter_block) or the whole vector (scan, exscan, reduce_scatter: split
-// into per-rank counts as OSU's osu_reduce_scatter splits it).
+// counts, root 0): every cachecomm algorithm, the automatic choice ("auto:<concrete>") and the
+// system MPI, interleaved in the same run, in the same three modes as the other data collectives
+// (coll_data.cpp: cold per-call, hot per-call, hot back-to-back; vs_mpi compares medians less the
+// measured per-call overhead). `bytes` is one rank's block (gather, scatter, alltoall, allgatherv,
+// gatherv, scatterv, alltoallv), one rank's result block (reduce_scatter_block) or the whole vector
+// (scan, exscan, reduce_scatter: split into per-rank counts as OSU's osu_reduce_scatter splits it).
 #include <mpi.h>
 
 #include <algorithm>
@@ -333,7 +333,8 @@ const coll_op_registration reduce_scatter_registration{
      [](coll_context& context) { run_block_op(context, block_op::reduce_scatter); }, columns}};
 const coll_op_registration reduce_scatter_counts_registration{
     {"reduce_scatter",
-     "reduce_scatter (double, sum; bytes: the whole vector, split as osu_reduce_scatter splits it): "
+     "reduce_scatter (double, sum; bytes: the whole vector, split as osu_reduce_scatter splits "
+     "it): "
      "every algorithm beside MPI_Reduce_scatter",
      [](coll_context& context) { run_block_op(context, block_op::reduce_scatter_counts); },
      columns}};
