@@ -274,6 +274,16 @@ void reduce_scatter(comm& c, const void* send, void* receive,
     std::vector<int> mpi_receive_counts;
     mpi_receive_counts.reserve(ranks);
     for (std::size_t value : receive_counts) mpi_receive_counts.push_back(mpi_count(value, what));
+    // In place, where this rank's block starts before its result ends (also at the same place),
+    // MPICH 4's MPI_Reduce_scatter moves the block with an overlapping memcpy and aborts ("memcpy
+    // argument memory ranges overlap"): such a rank passes a copy of its input instead.
+    std::vector<std::byte> copy;
+    const std::size_t own_offset = offsets[me] * element;
+    if (send == in_place && own_offset < mine * element) {
+      const auto* from = static_cast<const std::byte*>(receive);
+      copy.assign(from, from + total_bytes);
+      send = copy.data();
+    }
     CACHECOMM_MPI(MPI_Reduce_scatter(send == in_place ? MPI_IN_PLACE : send, receive,
                                      mpi_receive_counts.data(), detail::mpi_datatype_of(type),
                                      detail::mpi_op_of(op), c.mpi_comm()));
