@@ -1,11 +1,11 @@
 // Gather, scatter, alltoall (bytes, root 0), scan and exscan (doubles, sum), reduce_scatter_block
-// (doubles, sum), allgatherv, gatherv, scatterv and alltoallv (bytes, equal counts, root 0): every
-// cachecomm
-// algorithm, the automatic choice ("auto:<concrete>") and the system MPI, interleaved in the same
-// run, in the same three modes as the other data collectives (coll_data.cpp: cold per-call, hot
-// per-call, hot back-to-back; vs_mpi compares medians less the measured per-call overhead). `bytes`
-// is one rank's block (gather, scatter, alltoall, allgatherv, gatherv, scatterv, alltoallv), one
-// rank's result block (reduce_scatter_block) or the whole vector (scan, exscan).
+// and reduce_scatter (doubles, sum), allgatherv, gatherv, scatterv and alltoallv (bytes, equal
+// counts, root 0): every cachecomm algorithm, the automatic choice ("auto:<concrete>") and the
+// system MPI, interleaved in the same run, in the same three modes as the other data collectives
+// (coll_data.cpp: cold per-call, hot per-call, hot back-to-back; vs_mpi compares medians less the
+// measured per-call overhead). `bytes` is one rank's block (gather, scatter, alltoall, allgatherv,
+// gatherv, scatterv, alltoallv), one rank's result block (reduce_scatter_block) or the whole vector
+// (scan, exscan, reduce_scatter: split into per-rank counts as OSU's osu_reduce_scatter splits it).
 #include <mpi.h>
 
 #include <algorithm>
@@ -26,6 +26,7 @@ enum class block_op {
   scan,
   exscan,
   reduce_scatter,
+  reduce_scatter_counts,
   allgatherv,
   gatherv,
   scatterv,
@@ -40,6 +41,7 @@ const char* name_of(block_op op) {
     case block_op::scan: return "scan";
     case block_op::exscan: return "exscan";
     case block_op::reduce_scatter: return "reduce_scatter_block";
+    case block_op::reduce_scatter_counts: return "reduce_scatter";
     case block_op::allgatherv: return "allgatherv";
     case block_op::gatherv: return "gatherv";
     case block_op::scatterv: return "scatterv";
@@ -94,8 +96,8 @@ void add_algorithms(std::vector<candidate>& candidates, const std::vector<Algori
 }
 
 const char* const modes_note =
-    "gather, scatter, alltoall, scan, exscan, reduce_scatter_block, allgatherv, gatherv, scatterv, "
-    "alltoallv: "
+    "gather, scatter, alltoall, scan, exscan, reduce_scatter_block, reduce_scatter, allgatherv, "
+    "gatherv, scatterv, alltoallv: "
     "the modes, overhead_us, corrected_median_us and "
     "vs_mpi "
     "as for the other data collectives (buffers hot or cold, timing per-call or back-to-back; "
@@ -103,7 +105,8 @@ const char* const modes_note =
     "alltoall, allgatherv, gatherv, scatterv, alltoallv), one rank's result block "
     "(reduce_scatter_block) or "
     "the vector "
-    "(scan, exscan)";
+    "(scan, exscan; reduce_scatter: split into per-rank counts as OSU's osu_reduce_scatter does, "
+    "count / ranks each, one more for the first count % ranks)";
 
 void run_block_op(coll_context& context, block_op op) {
   const json& notes = context.results.document()["notes"];
@@ -114,7 +117,8 @@ void run_block_op(coll_context& context, block_op op) {
   const int rank = c.rank();
   const auto size = static_cast<std::size_t>(c.size());
   const bool prefix = op == block_op::scan || op == block_op::exscan;
-  const bool reduction = prefix || op == block_op::reduce_scatter;
+  const bool reduction =
+      prefix || op == block_op::reduce_scatter || op == block_op::reduce_scatter_counts;
   for (std::size_t requested : context.sizes) {
     const std::size_t count = std::max<std::size_t>(1, (requested + 7) / 8);
     const std::size_t bytes = reduction ? count * 8 : requested;
@@ -133,6 +137,11 @@ void run_block_op(coll_context& context, block_op op) {
     const std::vector<std::size_t> counts(size, bytes);
     std::vector<std::size_t> displacements(size);
     for (std::size_t r = 0; r < size; ++r) displacements[r] = r * bytes;
+    // reduce_scatter: the vector's `count` elements split as osu_reduce_scatter splits them.
+    std::vector<std::size_t> split(size);
+    for (std::size_t r = 0; r < size; ++r)
+      split[r] = count < size ? (r < count ? 1 : 0) : count / size + (r < count % size ? 1 : 0);
+    const std::vector<int> mpi_split(split.begin(), split.end());
     const std::vector<int> mpi_counts(size, n);
     std::vector<int> mpi_displacements(size);
     for (std::size_t r = 0; r < size; ++r) mpi_displacements[r] = static_cast<int>(r) * n;
@@ -177,6 +186,18 @@ void run_block_op(coll_context& context, block_op op) {
                                               datatype::float64, reduce_op::sum, algorithm);
                        });
         chosen = explain_reduce_scatter(c, bytes).algorithm;
+        break;
+      case block_op::reduce_scatter_counts:
+        candidates.push_back({"mpi", "default", [&] {
+                                MPI_Reduce_scatter(send.data(), receive.data(), mpi_split.data(),
+                                                   MPI_DOUBLE, MPI_SUM, mpi);
+                              }});
+        add_algorithms(candidates, all_reduce_scatter_algorithms(),
+                       [&](reduce_scatter_algorithm algorithm) {
+                         reduce_scatter(c, send.data(), receive.data(), split, datatype::float64,
+                                        reduce_op::sum, algorithm);
+                       });
+        chosen = explain_reduce_scatter(c, split.front() * 8).algorithm;
         break;
       case block_op::allgatherv:
         candidates.push_back({"mpi", "default", [&] {
@@ -310,6 +331,13 @@ const coll_op_registration reduce_scatter_registration{
     {"reduce_scatter_block",
      "reduce_scatter_block (double, sum): every algorithm beside MPI_Reduce_scatter_block",
      [](coll_context& context) { run_block_op(context, block_op::reduce_scatter); }, columns}};
+const coll_op_registration reduce_scatter_counts_registration{
+    {"reduce_scatter",
+     "reduce_scatter (double, sum; bytes: the whole vector, split as osu_reduce_scatter splits "
+     "it): "
+     "every algorithm beside MPI_Reduce_scatter",
+     [](coll_context& context) { run_block_op(context, block_op::reduce_scatter_counts); },
+     columns}};
 const coll_op_registration allgatherv_registration{
     {"allgatherv", "allgatherv of equal counts: every algorithm beside MPI_Allgatherv",
      [](coll_context& context) { run_block_op(context, block_op::allgatherv); }, columns}};

@@ -1,6 +1,7 @@
-// Collectives whose ranks contribute blocks of different sizes, and the block-wise reduce-scatter:
-// reduce_scatter_block, allgatherv, gatherv, scatterv, alltoallv. Every rank of the communicator
-// calls them in the same order with matching arguments (as in MPI). Included by collectives.hpp.
+// Collectives whose ranks contribute blocks of different sizes, and the reduce-scatters:
+// reduce_scatter_block, reduce_scatter, allgatherv, gatherv, scatterv, alltoallv. Every rank of the
+// communicator calls them in the same order with matching arguments (as in MPI). Included by
+// collectives.hpp.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 
 namespace cachecomm {
 
+/// reduce_scatter_block's and reduce_scatter's algorithms (one setting, CACHECOMM_REDUCE_SCATTER).
 enum class reduce_scatter_algorithm {
   automatic,
   central,      ///< every rank copies its input into shared memory; rank r reduces block r of all
@@ -57,7 +59,7 @@ enum class alltoallv_algorithm {
 [[nodiscard]] const std::vector<gatherv_algorithm>& all_gatherv_algorithms();
 
 /// What `automatic` resolves to on this communicator, and why. `bytes`: one rank's result block
-/// (reduce_scatter_block) or the largest block (allgatherv, gatherv).
+/// (reduce_scatter_block; reduce_scatter: the largest) or the largest block (allgatherv, gatherv).
 [[nodiscard]] algorithm_choice explain_reduce_scatter(comm& c, std::size_t bytes);
 [[nodiscard]] algorithm_choice explain_allgatherv(comm& c, std::size_t bytes);
 [[nodiscard]] algorithm_choice explain_gatherv(comm& c, std::size_t bytes);
@@ -75,6 +77,19 @@ void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t 
                           datatype type, reduce_op op);
 void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t count_per_rank,
                           datatype type, reduce_op op, reduce_scatter_algorithm algorithm);
+
+/// MPI_Reduce_scatter: `send` holds sum(receive_counts) elements, block r (receive_counts[r]
+/// elements, the blocks one after another in rank order) for rank r; rank r receives block r of
+/// every rank's input combined left to right in rank order (the bits of that fold, as
+/// reduce_scatter_block). `receive_counts` has one entry per rank, zeros allowed, and is the same
+/// on every rank: ranks whose counts differ (another total, or the same total split otherwise)
+/// fail with a mismatch error naming both totals, never with short data or a hang. `send` may be
+/// in_place: the input is in `receive` (all the blocks), the result replaces its start.
+void reduce_scatter(comm& c, const void* send, void* receive,
+                    std::span<const std::size_t> receive_counts, datatype type, reduce_op op);
+void reduce_scatter(comm& c, const void* send, void* receive,
+                    std::span<const std::size_t> receive_counts, datatype type, reduce_op op,
+                    reduce_scatter_algorithm algorithm);
 
 /// Rank r's `send_count` elements land at receive + displacements[r] (in elements) on every rank.
 /// `counts` and `displacements` have one entry per rank and are the same on every rank;

@@ -218,20 +218,20 @@ constexpr std::array reduce_scatters = {
         reduce_scatter_algorithm::central, "central",
         "every rank copies its input into its slot or its part of the data region (pipelined); "
         "rank r combines block r of every input in rank order",
-        [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
-           reduce_op op) { engine.reduce_scatter_central(input, output, count, type, op); },
+        [](coll_engine& engine, const reduce_scatter_call& call) {
+          engine.reduce_scatter_central(call);
+        },
         always},
     reduce_scatter_entry{
         reduce_scatter_algorithm::single_copy, "single-copy",
         "rank r pulls block r of every other input straight from its owner's buffer in pipeline "
         "chunks and combines them in rank order (cross-memory attach; where the kernel refuses "
         "it: central)",
-        [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
-           reduce_op op) {
+        [](coll_engine& engine, const reduce_scatter_call& call) {
           if (engine.single_copy_available())
-            engine.reduce_scatter_single_copy(input, output, count, type, op);
+            engine.reduce_scatter_single_copy(call);
           else
-            engine.reduce_scatter_central(input, output, count, type, op);
+            engine.reduce_scatter_central(call);
         },
         with_single_copy},
 };
@@ -401,7 +401,7 @@ const alltoallv_entry& entry_of(alltoallv_algorithm id) {
   return lookup(alltoallv_registry(), id, "alltoallv");
 }
 const reduce_scatter_entry& entry_of(reduce_scatter_algorithm id) {
-  return lookup(reduce_scatter_registry(), id, "reduce_scatter_block");
+  return lookup(reduce_scatter_registry(), id, "reduce-scatter");
 }
 const allgatherv_entry& entry_of(allgatherv_algorithm id) {
   return lookup(allgatherv_registry(), id, "allgatherv");
@@ -518,7 +518,7 @@ std::string_view to_string(gatherv_algorithm algorithm) {
   return detail::name_of(detail::gatherv_registry(), algorithm);
 }
 reduce_scatter_algorithm parse_reduce_scatter_algorithm(std::string_view text) {
-  return detail::parse(detail::reduce_scatter_registry(), text, "reduce_scatter_block");
+  return detail::parse(detail::reduce_scatter_registry(), text, "reduce-scatter");
 }
 allgatherv_algorithm parse_allgatherv_algorithm(std::string_view text) {
   return detail::parse(detail::allgatherv_registry(), text, "allgatherv");

@@ -56,9 +56,31 @@ struct barrier_function {
 using block_function = void (*)(coll_engine& engine, const void* input, void* output,
                                 std::size_t block_bytes, int root);
 
-/// reduce_scatter_block: `count` elements per rank's result block.
-using reduce_scatter_function = void (*)(coll_engine& engine, const void* input, void* output,
-                                         std::size_t count, datatype type, reduce_op op);
+/// One reduce_scatter_block or reduce_scatter call on a node: node rank r's result is elements
+/// [offset_of(r), offset_of(r) + count_of(r)) of every rank's input (`total` elements) combined in
+/// rank order. `counts` and `offsets` (elements, one per node rank, offsets the running sum of the
+/// counts) are null for reduce_scatter_block, whose blocks all have `count` elements. `own` is
+/// where this rank's own block is read from (the input's, or a copy where an in-place result would
+/// partly overwrite it before it is read).
+struct reduce_scatter_call {
+  const void* input = nullptr;
+  const void* own = nullptr;
+  void* output = nullptr;
+  const std::size_t* counts = nullptr;
+  const std::size_t* offsets = nullptr;
+  std::size_t count = 0;    ///< elements of every block when `counts` is null
+  std::size_t total = 0;    ///< elements of one rank's input
+  std::size_t largest = 0;  ///< elements of the largest block
+  datatype type = datatype::byte;
+  reduce_op op = reduce_op::sum;
+  [[nodiscard]] std::size_t count_of(std::size_t rank) const {
+    return counts == nullptr ? count : counts[rank];
+  }
+  [[nodiscard]] std::size_t offset_of(std::size_t rank) const {
+    return counts == nullptr ? rank * count : offsets[rank];
+  }
+};
+using reduce_scatter_function = void (*)(coll_engine& engine, const reduce_scatter_call& call);
 /// One allgatherv, gatherv or scatterv call on a node: byte counts and offsets into `output`
 /// (scatterv: into `input`) per node rank (on a non-root of gatherv or scatterv both are null;
 /// `root` < 0 for allgatherv; scatterv's `own_bytes` is what this rank receives).

@@ -3,6 +3,7 @@
 #include "coll/coll_engine.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "cachecomm/error.hpp"
@@ -34,6 +35,17 @@ std::string describe_call(std::uint32_t info, std::uint64_t bytes, std::int32_t 
   const auto kind = info >> 16U;
   if (kind == 9) return "per-rank counts with fingerprint " + std::to_string(bytes);
   if (kind == 10 || kind == 11 || kind == 12) return "its block";
+  if (kind == 13) {
+    // reduce_scatter: the total in the high bits, a digest of the per-rank counts in the low ones.
+    const auto type = static_cast<datatype>((info >> 8U) & 0xffU);
+    const auto op = static_cast<reduce_op>(info & 0xffU);
+    char digest[16];
+    std::snprintf(digest, sizeof digest, "%06llx",
+                  static_cast<unsigned long long>(bytes & 0xffffffU));
+    return "recvcounts of " + std::to_string(bytes >> 24U) + " bytes in all (per-rank counts " +
+           "digest " + digest + ") of " + std::string(to_string(type)) + ", " +
+           std::string(to_string(op));
+  }
   std::string text = std::to_string(bytes) + " bytes";
   if (kind == 2 || kind == 7 || kind == 8) {
     const auto type = static_cast<datatype>((info >> 8U) & 0xffU);
@@ -63,6 +75,7 @@ const char* kind_name(std::uint32_t info) {
     case 10: return "gatherv";
     case 11: return "scatterv";
     case 12: return "alltoallv";
+    case 13: return "reduce_scatter";
     default: return "collective";
   }
 }

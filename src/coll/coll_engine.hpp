@@ -126,6 +126,12 @@ class coll_engine {
   /// input combined in rank order; `output` may be `input` (its first block receives the result).
   void reduce_scatter_block(const void* input, void* output, std::size_t count, datatype type,
                             reduce_op op, reduce_scatter_algorithm algorithm);
+  /// reduce_scatter with per-rank counts (reduce_scatter_block.cpp): `call.counts` and
+  /// `call.offsets` are set. `description` digests the counts (the call's description, so ranks
+  /// that disagree on them fail instead of reading short blocks: every rank that reads another's
+  /// input checks it; a rank that receives nothing reads nothing in the slots' path).
+  void reduce_scatter_counts(const reduce_scatter_call& call, std::uint64_t description,
+                             reduce_scatter_algorithm algorithm);
   /// allgatherv (allgatherv.cpp): `fingerprint` digests the per-rank counts (the call's
   /// description, so ranks that disagree on them fail). `call.root` is ignored.
   void allgatherv(const vector_call& call, std::uint64_t fingerprint,
@@ -146,10 +152,8 @@ class coll_engine {
   [[nodiscard]] std::size_t alltoallv_inline_bytes() const;
 
   // The algorithms, called by their registry entries (algorithm_registry.cpp).
-  void reduce_scatter_central(const void* input, void* output, std::size_t count, datatype type,
-                              reduce_op op);
-  void reduce_scatter_single_copy(const void* input, void* output, std::size_t count, datatype type,
-                                  reduce_op op);
+  void reduce_scatter_central(const reduce_scatter_call& call);
+  void reduce_scatter_single_copy(const reduce_scatter_call& call);
   void allgatherv_central(const vector_call& call);
   void allgatherv_single_copy(const vector_call& call);
   /// Both gatherv algorithms: with `single_copy` the root pulls blocks larger than a slot with
@@ -202,10 +206,11 @@ class coll_engine {
     alltoall = 6,
     scan = 7,
     reduce_scatter = 8,
-    allgatherv = 9,  ///< bytes: the fingerprint of the per-rank counts
-    gatherv = 10,    ///< bytes: 0 (the counts are compared in the call's first step)
-    scatterv = 11,   ///< bytes: 0 (as gatherv)
-    alltoallv = 12   ///< bytes: 0 (the counts are compared in the call's first step)
+    allgatherv = 9,             ///< bytes: the fingerprint of the per-rank counts
+    gatherv = 10,               ///< bytes: 0 (the counts are compared in the call's first step)
+    scatterv = 11,              ///< bytes: 0 (as gatherv)
+    alltoallv = 12,             ///< bytes: 0 (the counts are compared in the call's first step)
+    reduce_scatter_counts = 13  ///< bytes: total bytes << 24 | a digest of the per-rank counts
   };
   struct call_description {
     std::uint32_t number = 0;      ///< calls of this engine so far, this one included (never 0)

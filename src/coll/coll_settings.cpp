@@ -72,7 +72,7 @@ const setting<bool> online_setting{
     "MPI's call included, 3 calls each), and the communicator keeps the fastest (on|off)."};
 const setting<reduce_scatter_algorithm> reduce_scatter_setting{
     "CACHECOMM_REDUCE_SCATTER", "auto",
-    algorithm_setting_text("Reduce_scatter_block", reduce_scatter_registry()),
+    algorithm_setting_text("Reduce_scatter_block and reduce_scatter", reduce_scatter_registry()),
     algorithm_choices(reduce_scatter_registry())};
 const setting<allgatherv_algorithm> allgatherv_setting{
     "CACHECOMM_ALLGATHERV", "auto", algorithm_setting_text("Allgatherv", allgatherv_registry()),

@@ -28,7 +28,7 @@ struct coll_settings {
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
   bool online_selection = false;                                   ///< CACHECOMM_ONLINE_SELECTION
   reduce_scatter_algorithm reduce_scatter =
-      reduce_scatter_algorithm::automatic;                            ///< CACHECOMM_REDUCE_SCATTER
+      reduce_scatter_algorithm::automatic;  ///< CACHECOMM_REDUCE_SCATTER (both)
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;  ///< CACHECOMM_ALLGATHERV
   gatherv_algorithm gatherv = gatherv_algorithm::automatic;           ///< CACHECOMM_GATHERV
   scatterv_algorithm scatterv = scatterv_algorithm::automatic;        ///< CACHECOMM_SCATTERV

@@ -1,9 +1,10 @@
-// Public entry points of reduce_scatter_block, allgatherv, gatherv, scatterv and alltoallv:
-// argument checks, the automatic choice, and the multi-node case (handed to the system MPI whole,
-// as for the block collectives). The algorithms are in reduce_scatter_block.cpp, allgatherv.cpp,
-// gatherv.cpp, scatterv.cpp and alltoallv.cpp.
+// Public entry points of reduce_scatter_block, reduce_scatter, allgatherv, gatherv, scatterv and
+// alltoallv: argument checks, the automatic choice, and the multi-node case (handed to the system
+// MPI whole, as for the block collectives). The algorithms are in reduce_scatter_block.cpp (both
+// reduce-scatters), allgatherv.cpp, gatherv.cpp, scatterv.cpp and alltoallv.cpp.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -109,7 +110,7 @@ void fill_layout(byte_layout& layout, const char* what, const comm& c,
 }
 
 /// The description allgatherv's ranks compare: FNV-1a over every rank's byte count.
-std::uint64_t fingerprint_of(const std::vector<std::size_t>& bytes) {
+std::uint64_t fingerprint_of(std::span<const std::size_t> bytes) {
   std::uint64_t hash = 1469598103934665603ULL;
   for (std::size_t value : bytes) {
     for (int shift = 0; shift < 64; shift += 8) {
@@ -118,6 +119,20 @@ std::uint64_t fingerprint_of(const std::vector<std::size_t>& bytes) {
   }
   return hash;
 }
+
+/// reduce_scatter's description of its counts: one multiply per rank (the call is on the small
+/// calls' path), mixed so that counts moved between ranks change it.
+std::uint64_t counts_digest(std::span<const std::size_t> counts) {
+  std::uint64_t hash = 0x9e3779b97f4a7c15ULL;
+  for (std::size_t value : counts) {
+    hash = (hash ^ value) * 0xbf58476d1ce4e5b9ULL;
+    hash ^= hash >> 31U;
+  }
+  return hash ^ (hash >> 29U);
+}
+
+/// Ranks whose per-call arrays live on the stack (larger communicators use this thread's vectors).
+constexpr std::size_t stack_ranks = 64;
 
 std::vector<int> mpi_counts(const std::vector<std::size_t>& values, const char* what) {
   std::vector<int> result;
@@ -202,6 +217,115 @@ void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t 
     input = staged.data();
   }
   engine.reduce_scatter_block(input, receive, count_per_rank, type, op, algorithm);
+}
+
+void reduce_scatter(comm& c, const void* send, void* receive,
+                    std::span<const std::size_t> receive_counts, datatype type, reduce_op op) {
+  reduce_scatter(c, send, receive, receive_counts, type, op, reduce_scatter_algorithm::automatic);
+}
+
+void reduce_scatter(comm& c, const void* send, void* receive,
+                    std::span<const std::size_t> receive_counts, datatype type, reduce_op op,
+                    reduce_scatter_algorithm algorithm) {
+  constexpr const char* what = "reduce_scatter";
+  auto& engine = blocking_engine_of(c);
+  const std::size_t element = element_size(what, type);
+  if (op == reduce_op::replace) {
+    throw unsupported_error(
+        "cachecomm: reduce_scatter: reduce_op::replace is not supported by collectives (it is an "
+        "accumulate operation)");
+  }
+  if (!supports(type, op)) {
+    throw unsupported_error("cachecomm: reduce_scatter: operation " + std::string(to_string(op)) +
+                            " is not supported on " + std::string(to_string(type)));
+  }
+  const auto ranks = static_cast<std::size_t>(c.size());
+  if (receive_counts.size() != ranks) {
+    throw invalid_argument("cachecomm: reduce_scatter: " + std::to_string(receive_counts.size()) +
+                           " receive counts for a communicator of " + std::to_string(ranks) +
+                           " ranks (one per rank)");
+  }
+  // Element offsets of the blocks in the input: the running sum of the counts, checked.
+  std::array<std::size_t, stack_ranks> stack_offsets;  // NOLINT(*-member-init): written below
+  std::size_t* offsets = stack_offsets.data();
+  if (ranks > stack_ranks) {
+    byte_layout& layout = reusable_layout();
+    layout.offsets.resize(ranks);
+    offsets = layout.offsets.data();
+  }
+  std::size_t total = 0;
+  std::size_t largest = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    offsets[r] = total;
+    if (__builtin_add_overflow(total, receive_counts[r], &total)) total = SIZE_MAX;
+    largest = std::max(largest, receive_counts[r]);
+  }
+  std::size_t total_bytes = 0;
+  if (total == SIZE_MAX || __builtin_mul_overflow(total, element, &total_bytes)) {
+    throw invalid_argument(
+        "cachecomm: reduce_scatter: the receive counts add up to more elements "
+        "than an input can hold");
+  }
+  const auto me = static_cast<std::size_t>(c.rank());
+  const std::size_t mine = receive_counts[me];
+  if (mine != 0 || (send == in_place && total != 0)) check_buffer(what, "receive", receive);
+  if (send != in_place && total != 0) check_buffer(what, "send", send);
+  if (!c.impl().single_node()) {
+    std::vector<int> mpi_receive_counts;
+    mpi_receive_counts.reserve(ranks);
+    for (std::size_t value : receive_counts) mpi_receive_counts.push_back(mpi_count(value, what));
+    // In place, where this rank's block starts before its result ends (also at the same place),
+    // MPICH 4's MPI_Reduce_scatter moves the block with an overlapping memcpy and aborts ("memcpy
+    // argument memory ranges overlap"): such a rank passes a copy of its input instead.
+    std::vector<std::byte> copy;
+    const std::size_t own_offset = offsets[me] * element;
+    if (send == in_place && own_offset < mine * element) {
+      const auto* from = static_cast<const std::byte*>(receive);
+      copy.assign(from, from + total_bytes);
+      send = copy.data();
+    }
+    CACHECOMM_MPI(MPI_Reduce_scatter(send == in_place ? MPI_IN_PLACE : send, receive,
+                                     mpi_receive_counts.data(), detail::mpi_datatype_of(type),
+                                     detail::mpi_op_of(op), c.mpi_comm()));
+    return;
+  }
+  if (algorithm == reduce_scatter_algorithm::automatic) {
+    algorithm = detail::select_reduce_scatter(selection_for(c, engine, largest * element),
+                                              engine.tuning().reduce_scatter)
+                    .algorithm;
+  }
+  const auto* input = static_cast<const std::byte*>(send == in_place ? receive : send);
+  const std::size_t my_offset = offsets[me] * element;
+  const std::byte* own = input == nullptr ? nullptr : input + my_offset;
+  // In place: with single copy the others read this rank's input while its result overwrites the
+  // start of it, so the input is copied aside; central stages the others' parts before it writes,
+  // and needs only this rank's own block aside where its result covers the block's start without
+  // being the block itself (an element-wise fold may read and write the same element, not one
+  // overlapping another).
+  std::vector<std::byte> staged;
+  if (send == in_place && algorithm == reduce_scatter_algorithm::single_copy && total != 0) {
+    staged.assign(input, input + total_bytes);
+    input = staged.data();
+    own = input + my_offset;
+  } else if (send == in_place && my_offset != 0 && my_offset < mine * element) {
+    staged.assign(own, own + mine * element);
+    own = staged.data();
+  }
+  detail::reduce_scatter_call call;
+  call.input = input;
+  call.own = own;
+  call.output = receive;
+  call.counts = receive_counts.data();
+  call.offsets = offsets;
+  call.total = total;
+  call.largest = largest;
+  call.type = type;
+  call.op = op;
+  // The call's description: the total in the high bits (so a mismatch names both totals), a digest
+  // of the per-rank counts in the low 24.
+  const std::uint64_t description =
+      static_cast<std::uint64_t>(total_bytes) << 24U | (counts_digest(receive_counts) & 0xffffffU);
+  engine.reduce_scatter_counts(call, description, algorithm);
 }
 
 void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive,

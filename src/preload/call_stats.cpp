@@ -23,6 +23,7 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::scan: return "MPI_Scan";
     case call_kind::exscan: return "MPI_Exscan";
     case call_kind::reduce_scatter_block: return "MPI_Reduce_scatter_block";
+    case call_kind::reduce_scatter: return "MPI_Reduce_scatter";
     case call_kind::allgatherv: return "MPI_Allgatherv";
     case call_kind::gatherv: return "MPI_Gatherv";
     case call_kind::scatterv: return "MPI_Scatterv";

@@ -21,6 +21,7 @@ enum class call_kind {
   scan,
   exscan,
   reduce_scatter_block,
+  reduce_scatter,  ///< MPI_Reduce_scatter (per-rank counts)
   allgatherv,
   gatherv,
   scatterv,
@@ -92,8 +93,9 @@ enum class outcome {
          kind == call_kind::allreduce || kind == call_kind::allgather ||
          kind == call_kind::gather || kind == call_kind::scatter || kind == call_kind::alltoall ||
          kind == call_kind::scan || kind == call_kind::exscan ||
-         kind == call_kind::reduce_scatter_block || kind == call_kind::allgatherv ||
-         kind == call_kind::gatherv || kind == call_kind::scatterv || kind == call_kind::alltoallv;
+         kind == call_kind::reduce_scatter_block || kind == call_kind::reduce_scatter ||
+         kind == call_kind::allgatherv || kind == call_kind::gatherv ||
+         kind == call_kind::scatterv || kind == call_kind::alltoallv;
 }
 
 [[nodiscard]] std::string_view mpi_name(call_kind kind);

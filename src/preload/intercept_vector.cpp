@@ -1,9 +1,12 @@
-// MPI_Reduce_scatter_block, MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv and MPI_Alltoallv: served by
-// cachecomm when it handles the case, otherwise passed to PMPI with the reason counted.
+// MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv and
+// MPI_Alltoallv: served by cachecomm when it handles the case, otherwise passed to PMPI with the
+// reason counted.
 //
 // As in intercept_gather_scatter.cpp, every decision to pass through depends only on what MPI
 // requires to match on all ranks: the communicator, the root, the reduction (predefined datatype
-// and operation), and for MPI_Allgatherv the receive counts, which every rank passes. The counts of
+// and operation), and for MPI_Allgatherv and MPI_Reduce_scatter the receive counts, which every
+// rank passes (MPI_Reduce_scatter's calls without elements are served too: the ranks meet in them,
+// so one whose counts differ fails there instead of leaving the others waiting). The counts of
 // MPI_Gatherv and MPI_Scatterv are the root's alone and those of MPI_Alltoallv each rank's own, so
 // empty calls are served too (every rank takes its one step). Counts that disagree across ranks
 // fail on the ranks concerned with MPI_ERR_TRUNCATE (the C++ API's mismatch errors), never with
@@ -15,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "cachecomm/collectives.hpp"
@@ -84,6 +88,21 @@ bool any_negative(const int* values, int n) {
   return std::any_of(values, values + n, [](int v) { return v < 0; });
 }
 
+/// MPI_Reduce_scatter's counts as cachecomm takes them: in `small` when they fit (no thread-local
+/// lookup on the small calls' path), otherwise in this thread's vector (refilled by every call).
+template <std::size_t N>
+std::span<const std::size_t> element_counts(const int* counts, int ranks,
+                                            std::array<std::size_t, N>& small) {
+  const auto n = static_cast<std::size_t>(ranks);
+  if (n <= N) {
+    std::copy(counts, counts + ranks, small.begin());
+    return {small.data(), n};
+  }
+  thread_local std::vector<std::size_t> converted;
+  converted.assign(counts, counts + ranks);
+  return converted;
+}
+
 }  // namespace
 
 extern "C" {
@@ -107,6 +126,28 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
   return serve(kind, comm, "MPI_Reduce_scatter_block", [&] {
     cachecomm::reduce_scatter_block(*r.fast, send, recvbuf, static_cast<std::size_t>(recvcount),
                                     reduction->type, reduction->op);
+  });
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  constexpr call_kind kind = call_kind::reduce_scatter;
+  auto pass = [&] { return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm); };
+  if (preload::inside_cachecomm()) return pass();
+  preload::route r = route_call(kind, comm);
+  if (r.error_code != MPI_SUCCESS) return r.error_code;
+  if (r.fast == nullptr) return pass_through(kind, r.why_not, pass);
+  outcome why = outcome::served;
+  const auto reduction = preload::reduction_for(datatype, op, why);
+  if (!reduction) return pass_through(kind, why, pass);
+  const int ranks = r.fast->size();
+  if (recvcounts == nullptr || any_negative(recvcounts, ranks))
+    return pass_through(kind, outcome::invalid_argument, pass);
+  const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
+  return serve(kind, comm, "MPI_Reduce_scatter", [&] {
+    std::array<std::size_t, 64> small;  // NOLINT(*-member-init): element_counts writes it
+    cachecomm::reduce_scatter(*r.fast, send, recvbuf, element_counts(recvcounts, ranks, small),
+                              reduction->type, reduction->op);
   });
 }
 

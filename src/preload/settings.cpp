@@ -49,6 +49,13 @@ const setting<long long> nonblocking_bytes_setting{
 const setting<bool> reduce_scatter_setting{
     "CACHECOMM_PRELOAD_REDUCE_SCATTER", true,
     "Preload library: serve MPI_Reduce_scatter_block with cachecomm (0: pass it through)."};
+// Not CACHECOMM_PRELOAD_REDUCE_SCATTER: that name switched MPI_Reduce_scatter_block before
+// MPI_Reduce_scatter was served, and keeps doing so. The V names the per-rank counts, as in
+// CACHECOMM_PRELOAD_ALLGATHERV.
+const setting<bool> reduce_scatterv_setting{
+    "CACHECOMM_PRELOAD_REDUCE_SCATTERV", true,
+    "Preload library: serve MPI_Reduce_scatter (per-rank recvcounts) with cachecomm (0: pass it "
+    "through)."};
 const setting<bool> allgatherv_setting{
     "CACHECOMM_PRELOAD_ALLGATHERV", true,
     "Preload library: serve MPI_Allgatherv with cachecomm (0: pass it through)."};
@@ -93,6 +100,7 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::scan:
     case call_kind::exscan: return &scan_setting;
     case call_kind::reduce_scatter_block: return &reduce_scatter_setting;
+    case call_kind::reduce_scatter: return &reduce_scatterv_setting;
     case call_kind::allgatherv: return &allgatherv_setting;
     case call_kind::gatherv: return &gatherv_setting;
     case call_kind::scatterv: return &scatterv_setting;

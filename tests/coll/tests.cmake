@@ -41,10 +41,19 @@ cachecomm_add_mpi_test(mpi_block_collectives SOURCES coll/block_collectives_test
 cachecomm_add_mpi_test(mpi_block_collectives SOURCES coll/block_collectives_test.cpp RANKS 2 3 SUFFIX .small_region
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_SINGLE_COPY=0 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
 
+# reduce_scatter (per-rank counts) against MPI_Reduce_scatter on world, a duplicate and a split
+# (.split: across "nodes", the system MPI's path; .small_region: many pipeline steps, single copy
+# refused).
+cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp RANKS 1 2 3 4 5 8 ENV ${CACHECOMM_COLL_TEST_ENV})
+cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp RANKS 3 4 SUFFIX .split
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
+cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp RANKS 2 3 SUFFIX .small_region
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_SINGLE_COPY=0 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
+
 # Benchmark smoke run of the block, prefix and vector collectives; its JSON meets the contract.
 add_test(NAME bench_coll_blocks_smoke.np2
          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
-                 coll --op gather,scatter,alltoall,scan,exscan,reduce_scatter_block,allgatherv,gatherv,scatterv,alltoallv --quick --quiet
+                 coll --op gather,scatter,alltoall,scan,exscan,reduce_scatter_block,reduce_scatter,allgatherv,gatherv,scatterv,alltoallv --quick --quiet
                  --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_blocks_smoke.json)
 set_tests_properties(bench_coll_blocks_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
   ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP bench_coll_blocks_json)

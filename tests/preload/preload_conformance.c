@@ -5,7 +5,8 @@
  * two counts (a few elements, enough to leave the slots), on world and a split (every
  * type), a duplicate, a communicator from MPI_Comm_create_group, a cartesian one, and communicators
  * made after others were freed (one type of each class). The same for the prefix reductions
- * (MPI_Scan, MPI_Exscan, MPI_Reduce_scatter_block), the block collectives (MPI_Gather, MPI_Scatter,
+ * (MPI_Scan, MPI_Exscan, MPI_Reduce_scatter_block, MPI_Reduce_scatter: per-rank counts with
+ * zeros), the block collectives (MPI_Gather, MPI_Scatter,
  * MPI_Alltoall) and the vector ones (MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv, MPI_Alltoallv:
  * per-rank counts with a zero, blocks in reverse rank order with gaps).
  * Every result is checked against the value computed here; rank 0 prints per communicator the
@@ -290,15 +291,53 @@ static void prefixes(MPI_Comm comm, const type_info* t, int op, int salt, int co
   free(want);
 }
 
-/* MPI_Reduce_scatter_block: rank r gets block r of every rank's input folded in rank order. */
+/* MPI_Reduce_scatter: per-rank counts, every third rank (from rank 1) receiving nothing and the
+ * others more than the blocks before them (in place, rank 2's result overlaps its block's start).
+ * Rank r gets its block of every rank's input folded in rank order. */
+static void scattered_counts(MPI_Comm comm, const type_info* t, int op, int salt, int count,
+                             char* send, char* receive, canon* want) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int* per_rank = malloc(sizeof(int) * (size_t)size);
+  int total = 0, offset = 0;
+  for (int r = 0; r < size; ++r) {
+    per_rank[r] = r % 3 == 1 ? 0 : count + r * count / 2 + r;
+    if (r < rank) offset += per_rank[r];
+    total += per_rank[r];
+  }
+  const int mine = per_rank[rank];
+  for (int i = 0; i < mine; ++i) {
+    const int at = offset + i;
+    want[i] = value_of(t->klass, op, 0, at, salt);
+    for (int r = 1; r < size; ++r)
+      want[i] = combine(op, want[i], value_of(t->klass, op, r, at, salt));
+  }
+  for (int in_place = 0; in_place < 2; ++in_place) {
+    memset(receive, 0x5a, (size_t)total * t->size);
+    for (int i = 0; i < total; ++i)
+      t->set(in_place ? receive : send, i, value_of(t->klass, op, rank, i, salt));
+    MPI_Reduce_scatter(in_place ? MPI_IN_PLACE : send, receive, per_rank, t->type, op_handle(op),
+                       comm);
+    for (int i = 0; i < mine; ++i)
+      expect(t, receive, i, want[i], in_place ? "reduce_scatter in place" : "reduce_scatter", op,
+             -1, count);
+  }
+  free(per_rank);
+}
+
+/* MPI_Reduce_scatter_block: rank r gets block r of every rank's input folded in rank order; then
+ * MPI_Reduce_scatter (scattered_counts). */
 static void scattered_reductions(MPI_Comm comm, const type_info* t, int op, int salt) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   const int max = counts[COUNTS - 1];
-  char* send = calloc((size_t)max * (size_t)size, t->size);
-  char* receive = calloc((size_t)max * (size_t)size, t->size);
-  canon* want = calloc((size_t)max, sizeof(canon));
+  /* MPI_Reduce_scatter's blocks: up to max + r * max / 2 + r elements for rank r. */
+  const size_t room = (size_t)(max + 1) * (size_t)size * (size_t)(size + 2);
+  char* send = calloc(room, t->size);
+  char* receive = calloc(room, t->size);
+  canon* want = calloc(room, sizeof(canon));
   for (int c = 0; c < COUNTS; ++c) {
     const int count = counts[c];
     const int total = count * size;
@@ -318,6 +357,7 @@ static void scattered_reductions(MPI_Comm comm, const type_info* t, int op, int 
         expect(t, receive, i, want[i],
                in_place ? "reduce_scatter_block in place" : "reduce_scatter_block", op, -1, count);
     }
+    scattered_counts(comm, t, op, salt + 11, count, send, receive, want);
   }
   free(send);
   free(receive);

@@ -91,9 +91,10 @@ if(NOT CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
 endif()
 preload_case(preload_conformance RANKS 1 2 3 4 5 8 ${conformance_limit}
   ARGS ${preload_served} --served MPI_Gather --served MPI_Scatter --served MPI_Alltoall
-       --served MPI_Scan --served MPI_Exscan --served MPI_Reduce_scatter_block
+       --served MPI_Scan --served MPI_Exscan --served MPI_Reduce_scatter_block --served MPI_Reduce_scatter
        --served MPI_Allgatherv --served MPI_Gatherv --served MPI_Scatterv --served MPI_Alltoallv
        --reason MPI_Allreduce:unmapped-datatype --reason MPI_Reduce_scatter_block:unmapped-datatype --reason MPI_Reduce:unmapped-datatype
+       --reason MPI_Reduce_scatter:unmapped-datatype
        --reason MPI_Scan:unmapped-datatype --reason MPI_Exscan:unmapped-datatype
        -- $<TARGET_FILE:preload_conformance>)
 preload_case(preload_passthrough RANKS 2 3 4 8
