@@ -1,11 +1,11 @@
 // Scatterv on one node. Only the root knows the counts, so it decides the call's path and posts it
-// in its 4 KiB slot with the counts, the displacements and its buffer's address: every block in
-// that slot when they all fit (one step, the root posts and leaves), or one chunk per rank and
-// step through the data region (central), or, when the largest block has 64 KiB or more, each rank
-// pulls its block from the root's buffer in that first step (single copy; the root waits for its
-// readers). A rank whose receive count differs
-// from the root's count for it takes the smaller of the two and fails after the call, naming both
-// (MPI reports a truncation on the receiver too); the other ranks are not affected.
+// in its 4 KiB slot with the counts (and, unless the blocks are inline, the displacements) and its
+// buffer's address: every block in that slot when they all fit (one step, the root posts and
+// leaves), or one chunk per rank and step through the data region (central), or, when the largest
+// block has 64 KiB or more, each rank pulls its block from the root's buffer in that first step
+// (single copy; the root waits for its readers). A rank whose receive count differs from the root's
+// count for it takes the smaller of the two and fails after the call, naming both (MPI reports a
+// truncation on the receiver too); the other ranks are not affected.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -19,11 +19,18 @@ namespace cachecomm::detail {
 
 namespace {
 
-// The root's slot: largest count, path, buffer address, then the counts, the displacements and,
-// on the inline path, every block one after the other.
+// The root's slot: largest count, path, buffer address, the counts, then on the inline path every
+// block one after the other, otherwise the displacements (only a pulling rank reads them). The
+// blocks follow the counts directly so that at 2 ranks a block of up to 8 bytes shares the slot's
+// first cache line with the sequence number and the counts: one line transfer per call.
 enum class scatterv_path : std::uint64_t { in_slot = 1, region = 2, pull = 3 };
 constexpr std::size_t fixed_words = 3;
 
+/// Where the blocks start on the inline path.
+std::size_t inline_header_bytes(std::size_t ranks) {
+  return (fixed_words + ranks) * 8;
+}
+/// The header of the other paths (with the displacements): what must fit in a slot.
 std::size_t header_bytes(std::size_t ranks) {
   return (fixed_words + 2 * ranks) * 8;
 }
@@ -66,7 +73,6 @@ void coll_engine::scatterv(const vector_call& call, bool pull_large) {
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);
   const bool is_root = m_rank == call.root;
-  const std::size_t header = header_bytes(size);
   const std::uint32_t step = begin_step();
   std::size_t largest = 0;
   auto path = scatterv_path::in_slot;
@@ -81,7 +87,7 @@ void coll_engine::scatterv(const vector_call& call, bool pull_large) {
     // Pulling costs a system call per rank, more than the copy it saves for small blocks (2
     // ranks, 4 KiB: 2.6 us against 0.6 through the region).
     constexpr std::size_t pull_min_bytes = 64U << 10;
-    if (total > slot_payload - header) {
+    if (total > slot_payload - inline_header_bytes(size)) {
       path = pull_large && largest >= pull_min_bytes ? scatterv_path::pull : scatterv_path::region;
     }
     std::byte* slot = slot_data(m_rank, step, slot_payload);
@@ -89,14 +95,15 @@ void coll_engine::scatterv(const vector_call& call, bool pull_large) {
     put_word(slot, 1, static_cast<std::uint64_t>(path));
     put_word(slot, 2, reinterpret_cast<std::uintptr_t>(in));
     std::memcpy(slot + fixed_words * 8, call.bytes, size * 8);
-    std::memcpy(slot + (fixed_words + size) * 8, call.offsets, size * 8);
     if (path == scatterv_path::in_slot) {
-      std::byte* at = slot + header;
+      std::byte* at = slot + inline_header_bytes(size);
       for (std::size_t r = 0; r < size; ++r) {
         if (r == me || call.bytes[r] == 0) continue;
         std::memcpy(at, in + call.offsets[r], call.bytes[r]);
         at += call.bytes[r];
       }
+    } else {
+      std::memcpy(slot + (fixed_words + size) * 8, call.offsets, size * 8);
     }
     post_slot(step, slot_payload);
     const std::size_t own = std::min(call.own_bytes, call.bytes[me]);
@@ -119,7 +126,7 @@ void coll_engine::scatterv(const vector_call& call, bool pull_large) {
     taken = std::min(expected, call.own_bytes);
     auto* out = static_cast<std::byte*>(call.output);
     if (path == scatterv_path::in_slot) {
-      std::size_t at = header;
+      std::size_t at = inline_header_bytes(size);
       for (std::size_t r = 0; r < me; ++r)
         if (r != static_cast<std::size_t>(call.root)) at += word(slot, fixed_words + r);
       if (taken != 0) std::memcpy(out, slot + at, taken);

@@ -27,7 +27,7 @@ std::optional<cachecomm::reduce_op> byte_reduction(MPI_Datatype datatype, MPI_Op
 /// is kept per thread (programs repeat the same reduction every step): the next call with both
 /// skips the look-ups. Predefined datatypes only: their handles are never freed.
 std::optional<served_reduction> reduction_of(MPI_Datatype datatype, MPI_Op op, outcome& why) {
-  thread_local served_reduction last;
+  thread_local served_reduction last __attribute__((tls_model("initial-exec")));
   if (datatype == last.mpi_type && op == last.mpi_op && datatype != MPI_DATATYPE_NULL) return last;
   if (auto bytes = byte_reduction(datatype, op)) {
     last = {datatype, op, cachecomm::datatype::uint8, *bytes};

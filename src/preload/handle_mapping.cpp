@@ -97,7 +97,8 @@ struct last_mapping {
 }  // namespace
 
 std::optional<movable_type> as_movable(MPI_Datatype type, outcome& why_not) {
-  thread_local last_mapping<MPI_Datatype, movable_type> last;
+  thread_local last_mapping<MPI_Datatype, movable_type> last
+      __attribute__((tls_model("initial-exec")));
   if (const movable_type* hit = last.find(type)) return *hit;
   if (type == MPI_DATATYPE_NULL) {
     why_not = outcome::invalid_argument;
@@ -124,7 +125,7 @@ std::optional<movable_type> as_movable(MPI_Datatype type, outcome& why_not) {
 }
 
 std::optional<datatype> as_reducible(MPI_Datatype type, outcome& why_not) {
-  thread_local last_mapping<MPI_Datatype, datatype> last;
+  thread_local last_mapping<MPI_Datatype, datatype> last __attribute__((tls_model("initial-exec")));
   if (const datatype* hit = last.find(type)) return *hit;
   if (type == MPI_DATATYPE_NULL) {
     why_not = outcome::invalid_argument;
@@ -138,7 +139,7 @@ std::optional<datatype> as_reducible(MPI_Datatype type, outcome& why_not) {
 }
 
 std::optional<reduce_op> as_reduce_op(MPI_Op op, outcome& why_not) {
-  thread_local last_mapping<MPI_Op, reduce_op> last;
+  thread_local last_mapping<MPI_Op, reduce_op> last __attribute__((tls_model("initial-exec")));
   if (const reduce_op* hit = last.find(op)) return *hit;
   if (op == MPI_OP_NULL) {
     why_not = outcome::invalid_argument;

@@ -42,7 +42,7 @@ preload::comm_state* state_of_comm(MPI_Comm comm) {
     preload::comm_state* state = nullptr;
     std::uint64_t generation = 0;
   };
-  thread_local last_state last;
+  thread_local last_state last __attribute__((tls_model("initial-exec")));
   const std::uint64_t generation = preload::g_states_generation.load(std::memory_order_acquire);
   if (last.comm == comm && last.generation == generation && last.state != nullptr)
     return last.state;

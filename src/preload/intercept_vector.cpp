@@ -48,7 +48,7 @@ struct receive_blocks {
 /// This thread's blocks of the call (refilled by every call, so a small call allocates nothing);
 /// [1]: MPI_Alltoallv's send side.
 std::array<receive_blocks, 2>& reusable_blocks() {
-  thread_local std::array<receive_blocks, 2> sides;
+  thread_local std::array<receive_blocks, 2> sides __attribute__((tls_model("initial-exec")));
   return sides;
 }
 

@@ -187,7 +187,7 @@ struct last_predefined {
 }  // namespace
 
 std::optional<type_layout> layout_of(MPI_Datatype type, outcome& why_not) {
-  thread_local last_predefined last;
+  thread_local last_predefined last __attribute__((tls_model("initial-exec")));
   if (type == last.type && type != MPI_DATATYPE_NULL) return last.layout;
   if (type == MPI_DATATYPE_NULL) {
     why_not = outcome::invalid_argument;
@@ -219,7 +219,8 @@ std::optional<type_layout> layout_of(MPI_Datatype type, outcome& why_not) {
 }
 
 std::vector<std::byte>& scratch(int which) {
-  thread_local std::array<std::vector<std::byte>, 2> buffers;
+  thread_local std::array<std::vector<std::byte>, 2> buffers
+      __attribute__((tls_model("initial-exec")));
   return buffers.at(static_cast<std::size_t>(which));
 }
 

@@ -273,6 +273,56 @@ TEST(VectorCollectives, ScattervMatchesMpi) {
   }
 }
 
+// The blocks travel in the root's slot right after the counts while they fit (4080 bytes of slot
+// less 3 + size words of header), through the data region from one byte more: both sides of that
+// edge, and the smallest blocks (one cache line with the counts at 2 ranks), match MPI's result.
+TEST(VectorCollectives, ScattervSlotEdgeMatchesMpi) {
+  comm c(MPI_COMM_WORLD);
+  if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
+  const auto ranks = static_cast<std::size_t>(c.size());
+  const auto me = static_cast<std::size_t>(c.rank());
+  const std::size_t room = 4080 - (3 + ranks) * 8;
+  for (scatterv_algorithm algorithm : algorithms_for(c, all_scatterv_algorithms())) {
+    for (std::size_t others : {ranks - 1, 8 * (ranks - 1), room - 1, room, room + 1}) {
+      for (int root : {0, c.size() - 1}) {
+        // The other ranks' blocks add up to `others` bytes; the root's own block is 5 bytes.
+        std::vector<int> counts(ranks);
+        std::vector<int> displacements(ranks);
+        int at = 0;
+        std::size_t given = 0;
+        for (std::size_t r = 0; r < ranks; ++r) {
+          std::size_t n = others / (ranks - 1);
+          if (static_cast<int>(r) == root) {
+            n = 5;
+          } else if (given + n + others % (ranks - 1) == others) {
+            n += others % (ranks - 1);  // the last non-root takes the remainder
+          }
+          if (static_cast<int>(r) != root) given += n;
+          counts[r] = static_cast<int>(n);
+          displacements[r] = at;
+          at += static_cast<int>(n) + 1;
+        }
+        std::vector<unsigned char> source(static_cast<std::size_t>(at));
+        for (std::size_t i = 0; i < source.size(); ++i)
+          source[i] = static_cast<unsigned char>(i * 7 + 3);
+        const auto own = static_cast<std::size_t>(counts[me]);
+        std::vector<unsigned char> expected(own + 1, 0xEE);
+        MPI_Scatterv(source.data(), counts.data(), displacements.data(), MPI_BYTE, expected.data(),
+                     counts[me], MPI_BYTE, root, MPI_COMM_WORLD);
+        const std::vector<std::size_t> byte_counts(counts.begin(), counts.end());
+        const std::vector<std::size_t> byte_displacements(displacements.begin(),
+                                                          displacements.end());
+        std::vector<unsigned char> got(own + 1, 0xEE);
+        scatterv(c, source.data(), byte_counts, byte_displacements, got.data(), own, datatype::byte,
+                 root, algorithm);
+        ASSERT_TRUE(all_ranks(got == expected))
+            << "scatterv algorithm=" << to_string(algorithm) << " other blocks " << others
+            << " bytes, root " << root;
+      }
+    }
+  }
+}
+
 // A rank that expects another count than the root's: it fails naming both sizes and keeps the
 // smaller part; the other ranks receive their blocks, and the communicator stays usable.
 TEST(VectorCollectives, ScattervMismatchedCountFailsClearly) {
