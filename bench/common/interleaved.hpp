@@ -1,4 +1,5 @@
-// Side-by-side timing: candidates run in alternating batches (A, B, A, B, ...) on the same ranks.
+// Side-by-side timing: candidates run in interleaved batches on the same ranks, in a new order
+// every round (A, B, C, then C, A, B, ...).
 #pragma once
 
 #include <mpi.h>
