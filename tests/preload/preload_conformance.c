@@ -229,6 +229,13 @@ static canon combine(int op, canon x, canon y) {
   return z;
 }
 
+/* The expected result at element `at`: ranks 0 .. ranks-1's values folded in rank order. */
+static canon rank_fold(enum klass k, int op, int ranks, int at, int salt) {
+  canon folded = value_of(k, op, 0, at, salt);
+  for (int r = 1; r < ranks; ++r) folded = combine(op, folded, value_of(k, op, r, at, salt));
+  return folded;
+}
+
 static long long checks, failures;
 static unsigned long long hash = 1469598103934665603ULL;
 static const char* label;
@@ -271,9 +278,7 @@ static void prefixes(MPI_Comm comm, const type_info* t, int op, int salt, int co
   for (int exclusive = 0; exclusive < 2; ++exclusive) {
     const int last = exclusive ? rank - 1 : rank;
     for (int i = 0; i < count && last >= 0; ++i) {
-      want[i] = value_of(t->klass, op, 0, i, salt);
-      for (int r = 1; r <= last; ++r)
-        want[i] = combine(op, want[i], value_of(t->klass, op, r, i, salt));
+      want[i] = rank_fold(t->klass, op, last + 1, i, salt);
     }
     memset(receive, 0x5a, (size_t)count * t->size);
     for (int i = 0; i < count; ++i)
@@ -309,9 +314,7 @@ static void scattered_counts(MPI_Comm comm, const type_info* t, int op, int salt
   const int mine = per_rank[rank];
   for (int i = 0; i < mine; ++i) {
     const int at = offset + i;
-    want[i] = value_of(t->klass, op, 0, at, salt);
-    for (int r = 1; r < size; ++r)
-      want[i] = combine(op, want[i], value_of(t->klass, op, r, at, salt));
+    want[i] = rank_fold(t->klass, op, size, at, salt);
   }
   for (int in_place = 0; in_place < 2; ++in_place) {
     memset(receive, 0x5a, (size_t)total * t->size);
@@ -343,9 +346,7 @@ static void scattered_reductions(MPI_Comm comm, const type_info* t, int op, int 
     const int total = count * size;
     for (int i = 0; i < count; ++i) {
       const int at = rank * count + i;
-      want[i] = value_of(t->klass, op, 0, at, salt);
-      for (int r = 1; r < size; ++r)
-        want[i] = combine(op, want[i], value_of(t->klass, op, r, at, salt));
+      want[i] = rank_fold(t->klass, op, size, at, salt);
     }
     for (int in_place = 0; in_place < 2; ++in_place) {
       memset(receive, 0x5a, (size_t)total * t->size);
@@ -376,9 +377,7 @@ static void reductions(MPI_Comm comm, const type_info* t, int op, int salt) {
   for (int c = 0; c < COUNTS; ++c) {
     const int count = counts[c];
     for (int i = 0; i < count; ++i) {
-      want[i] = value_of(t->klass, op, 0, i, salt);
-      for (int r = 1; r < size; ++r)
-        want[i] = combine(op, want[i], value_of(t->klass, op, r, i, salt));
+      want[i] = rank_fold(t->klass, op, size, i, salt);
     }
     for (int in_place = 0; in_place < 2; ++in_place) {
       memset(receive, 0x5a, (size_t)count * t->size);
