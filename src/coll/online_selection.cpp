@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <random>
 
 namespace cachecomm::detail {
 
@@ -19,56 +20,77 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
         static_cast<std::uint8_t>(std::min<std::size_t>(list.size(), max_candidates));
     std::copy_n(list.begin(), state.candidate_count, state.candidates.begin());
     state.estimate.fill(no_time);
+    state.local_first.fill(no_time);
+    state.local_best.fill(no_time);
     if (state.candidate_count <= 1) {  // nothing to choose between
       state.source = choice_source::online;
       state.chosen = state.candidate_count == 1 ? state.candidates[0] : tuning_choices::none;
       return {state.chosen, false};
     }
+    order_round(state);
   }
+  // The handshakes of a round happen at the start of the bucket's next call: a program that never
+  // calls this size again pays nothing, and the wait overlaps the ranks' skew there.
   if (state.handshake_due) {
-    handshake(state, agree);
+    end_round(state, agree);
     if (state.source == choice_source::online) return {state.chosen, false};
   }
-  ++state.taken;
+  state.last = state.order[state.position];
   ++state.trial_calls;
-  // A handshake after the first call of every candidate but the baseline (to prune it) and after
-  // its last call (its estimate). It happens at the start of the bucket's next call: a program
-  // that never calls this size again pays nothing, and the wait overlaps the ranks' skew there.
-  state.handshake_due =
-      (state.taken == 1 && state.current > 0) || state.taken == samples_per_candidate;
-  return {state.candidates[state.current], true};
+  if (++state.position == state.live) state.handshake_due = true;
+  return {state.candidates[state.last], true};
 }
 
 void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanoseconds) {
   bucket_state& state = at(op, bytes);
   if (state.source != choice_source::trial) return;
-  if (state.taken == 1) state.local_first = nanoseconds;
-  state.local_best = std::min(state.local_best, nanoseconds);
+  if (state.round == 0) state.local_first[state.last] = nanoseconds;
+  state.local_best[state.last] = std::min(state.local_best[state.last], nanoseconds);
 }
 
-void online_selector::handshake(bucket_state& state, const agree_function& agree) {
+void online_selector::end_round(bucket_state& state, const agree_function& agree) {
   state.handshake_due = false;
-  const bool first_call = state.taken == 1 && state.current > 0;
-  // The slowest rank's view: a candidate is as fast as its slowest participant lets it be.
-  const std::uint64_t slowest =
-      agree(first_call ? state.local_first : state.local_best, state.parity);
-  state.parity ^= 1U;
-  const std::size_t current = state.current;
-  if (first_call) {
+  // One handshake per candidate, in candidate order on every rank; the slowest rank's view counts:
+  // a candidate is as fast as its slowest participant lets it be.
+  auto agree_on = [&](const std::array<std::uint64_t, max_candidates>& mine, std::size_t i) {
+    const std::uint64_t slowest = agree(mine[i], state.parity);
+    state.parity ^= 1U;
+    return slowest;
+  };
+  const bool last_round = state.round + 1U == samples_per_candidate;
+  if (state.round == 0) {  // prune against the fastest first call
+    for (std::size_t i = 0; i < state.candidate_count; ++i)
+      state.estimate[i] = agree_on(last_round ? state.local_best : state.local_first, i);
     const std::uint64_t best =
         *std::min_element(state.estimate.begin(), state.estimate.begin() + state.candidate_count);
-    if (best >= no_time / prune_factor || slowest <= best * prune_factor) return;  // keep it
-    state.pruned[current] = true;
+    if (best < no_time / prune_factor) {
+      for (std::size_t i = 0; i < state.candidate_count; ++i)
+        state.pruned[i] = state.estimate[i] > best * prune_factor;
+    }
+  } else if (last_round) {
+    for (std::size_t i = 0; i < state.candidate_count; ++i)
+      if (!state.pruned[i]) state.estimate[i] = agree_on(state.local_best, i);
   }
-  state.estimate[current] = slowest;
-  next_candidate(state);
+  ++state.round;
+  if (last_round) {
+    settle(state);
+    return;
+  }
+  order_round(state);
 }
 
-void online_selector::next_candidate(bucket_state& state) {
-  state.taken = 0;
-  state.local_first = no_time;
-  state.local_best = no_time;
-  if (++state.current < state.candidate_count) return;
+void online_selector::order_round(bucket_state& state) {
+  state.position = 0;
+  state.live = 0;
+  for (std::uint8_t i = 0; i < state.candidate_count; ++i)
+    if (!state.pruned[i]) state.order[state.live++] = i;
+  if (state.round == 0) return;  // the built-in choice first
+  // The same seed on every rank of every job: the schedule is the same everywhere.
+  std::mt19937 shuffler(20261124U + state.round);
+  std::shuffle(state.order.begin(), state.order.begin() + state.live, shuffler);
+}
+
+void online_selector::settle(bucket_state& state) {
   // The smallest estimate; ties to the earlier candidate (the built-in choice comes first).
   std::size_t best = 0;
   for (std::size_t i = 1; i < state.candidate_count; ++i) {
