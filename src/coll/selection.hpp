@@ -55,10 +55,6 @@ inline constexpr std::size_t oversubscribed_slot_reduce_max_bytes = 128U << 10;
 /// Reduce and allreduce through slots up to this size at 2 ranks on their own cores where the
 /// shared region streams (AMD); gather-reduce above it.
 inline constexpr std::size_t streaming_pair_slot_reduce_max_bytes = 512;
-/// ... and reduce-scatter above a slot's payload (a rooted reduce: above 4 KiB) up to this size
-/// (gather-reduce above it).
-inline constexpr std::size_t streaming_pair_rooted_reduce_scatter_above_bytes = 4U << 10;
-inline constexpr std::size_t streaming_pair_reduce_scatter_max_bytes = 16U << 10;
 }  // namespace thresholds
 
 /// Whether the caller's buffers are in this core's cache. Today's rules hold for both (they were
@@ -183,22 +179,6 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
       node.node_size == 1) {
     return {reduce_algorithm::slots,
             "small message: one slot per rank, the reducer reads them in rank order"};
-  }
-  // Just above a slot, at 2 ranks on the AMD EPYC VM (2 runs, same-run medians, hot and cold, per
-  // call and back to back): halving each rank's reduction beats the one-pass gather-reduce at 6-12
-  // KiB (allreduce 8 KiB 1.04-1.15 us against 1.24-1.29, 12 KiB 1.60-1.74 against 1.91-2.04;
-  // reduce 8 KiB 0.81-1.00 against 1.05-1.13); they tie from 16-24 KiB, and from 32 KiB
-  // gather-reduce is ahead (second phase's handoffs). At 4 KiB allreduce ties (0.62-0.64 against
-  // 0.64-0.66) but the rooted reduce, whose root alone reads the other input, keeps gather-reduce
-  // (0.40-0.51 against 0.46-0.63). Where the region streams, as above.
-  const std::size_t halves_above =
-      rooted ? thresholds::streaming_pair_rooted_reduce_scatter_above_bytes
-             : thresholds::slot_message_bytes;
-  if (pair_prefers_gather && input.bytes > halves_above &&
-      input.bytes <= thresholds::streaming_pair_reduce_scatter_max_bytes) {
-    return {reduce_algorithm::reduce_scatter,
-            "a few KiB, 2 ranks on their own cores: each rank reduces half, then the halves are "
-            "exchanged"};
   }
   if (rooted && node.oversubscribed &&
       input.bytes <= thresholds::oversubscribed_slot_reduce_max_bytes) {

@@ -138,7 +138,7 @@ TEST(selection, reduce_table) {
   }
 }
 
-TEST(selection, pair_reduces_above_512_bytes_by_gather_reduce_or_halves_where_the_region_streams) {
+TEST(selection, pair_reduces_above_512_bytes_by_gather_reduce_where_the_region_streams) {
   auto streaming = [](std::size_t bytes, node_case node, bool rooted) {
     selection_input input = input_of(bytes, node);
     input.streaming_stores = true;
@@ -151,13 +151,6 @@ TEST(selection, pair_reduces_above_512_bytes_by_gather_reduce_or_halves_where_th
     EXPECT_EQ(streaming(limit + 1, pair, rooted), reduce_algorithm::gather_reduce);
     EXPECT_EQ(streaming(thresholds::slot_message_bytes, pair, rooted),
               reduce_algorithm::gather_reduce);
-    // Just above a slot's payload, reduce-scatter; gather-reduce again above 16 KiB.
-    const std::size_t halves_up_to = thresholds::streaming_pair_reduce_scatter_max_bytes;
-    EXPECT_EQ(streaming(4 * KiB, pair, rooted),
-              rooted ? reduce_algorithm::gather_reduce : reduce_algorithm::reduce_scatter);
-    EXPECT_EQ(streaming(4 * KiB + 1, pair, rooted), reduce_algorithm::reduce_scatter);
-    EXPECT_EQ(streaming(halves_up_to, pair, rooted), reduce_algorithm::reduce_scatter);
-    EXPECT_EQ(streaming(halves_up_to + 1, pair, rooted), reduce_algorithm::gather_reduce);
     // Other shapes keep the slots up to a slot's payload.
     EXPECT_EQ(streaming(thresholds::slot_message_bytes, three, rooted), reduce_algorithm::slots);
     EXPECT_EQ(streaming(thresholds::slot_message_bytes, pair_oversubscribed, rooted),
