@@ -172,6 +172,10 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   // cold, per call and back to back; time over the fastest candidate's): slots 1.11-1.27, gather-
   // reduce 1.00-1.05; at 512 B they tie (slots 1.00-1.03, gather-reduce 1.00-1.44). Not measured
   // on the Xeon, so only where the region streams, as the broadcast rule that was.
+  // Reduce-scatter measured 10-20 % faster from 6 to 16 KiB here, but in some processes it took
+  // 5-9x as long at 16-24 KiB (24 KiB: 18-38 us against 3.5-4.5 for gather-reduce, which never
+  // showed it; seen with the send and receive buffers at the same offset within a page, and not
+  // in every such process): gather-reduce stays, the steadier of the two.
   const bool pair_prefers_gather = selection_rules::on_own_cores_in_pair(node) &&
                                    input.streaming_stores &&
                                    input.bytes > thresholds::streaming_pair_slot_reduce_max_bytes;
