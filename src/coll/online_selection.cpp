@@ -63,8 +63,10 @@ void online_selector::end_round(bucket_state& state, const agree_function& agree
       state.estimate[i] = agree_on(last_round ? state.local_best : state.local_first, i);
     const std::uint64_t best =
         *std::min_element(state.estimate.begin(), state.estimate.begin() + state.candidate_count);
+    // The rules' choice (candidate 0) is never pruned: its first call in a bucket may be the
+    // communicator's first call of all, which carries one-time set-up (milliseconds).
     if (best < no_time / prune_factor) {
-      for (std::size_t i = 0; i < state.candidate_count; ++i)
+      for (std::size_t i = 1; i < state.candidate_count; ++i)
         state.pruned[i] = state.estimate[i] > best * prune_factor;
     }
   } else if (last_round) {

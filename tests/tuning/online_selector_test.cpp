@@ -126,6 +126,17 @@ TEST(OnlineSelector, CandidatesFarSlowerThanTheFastestFirstCallAreDroppedAfterOn
             std::string::npos);
 }
 
+TEST(OnlineSelector, TheRulesChoiceIsNeverPrunedByASlowFirstCall) {
+  // The bucket's first call of the rules' choice carried the communicator's set-up.
+  bucket_driver driver;
+  driver.times = {{1, 100000}, {2, 401}, {3, 350}, {mpi, 300}};
+  driver.call();  // round 0 starts with the rules' choice
+  driver.times[1] = 100;
+  for (int i = 0; i < 20; ++i) driver.call();
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 1), 3);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+}
+
 TEST(OnlineSelector, TiesKeepTheRulesChoice) {
   bucket_driver driver;
   driver.times = {{1, 300}, {2, 300}, {3, 300}, {mpi, 300}};
