@@ -12,6 +12,7 @@
 #include "coll/coll_engine.hpp"
 #include "coll/entry_points.hpp"
 #include "coll/selection.hpp"
+#include "coll/system_mpi_choice.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
@@ -66,16 +67,25 @@ void check_buffer(const char* what, const char* which, const void* buffer) {
 
 algorithm_choice explain_gather(comm& c, std::size_t block_bytes) {
   auto& engine = engine_of(c);
+  if (const auto system = detail::system_mpi_choice(c, detail::tuned_op::gather, block_bytes);
+      !system.empty())
+    return {"mpi", std::string(system)};
   return explained(
       detail::select_gather(selection_for(c, engine, block_bytes), engine.tuning().gather));
 }
 algorithm_choice explain_scatter(comm& c, std::size_t block_bytes) {
   auto& engine = engine_of(c);
+  if (const auto system = detail::system_mpi_choice(c, detail::tuned_op::scatter, block_bytes);
+      !system.empty())
+    return {"mpi", std::string(system)};
   return explained(
       detail::select_scatter(selection_for(c, engine, block_bytes), engine.tuning().scatter));
 }
 algorithm_choice explain_alltoall(comm& c, std::size_t block_bytes) {
   auto& engine = engine_of(c);
+  if (const auto system = detail::system_mpi_choice(c, detail::tuned_op::alltoall, block_bytes);
+      !system.empty())
+    return {"mpi", std::string(system)};
   return explained(
       detail::select_alltoall(selection_for(c, engine, block_bytes), engine.tuning().alltoall));
 }
@@ -108,6 +118,14 @@ void gather(comm& c, const void* send, void* receive, std::size_t count_per_rank
     return;
   }
   if (algorithm == gather_algorithm::automatic) {
+    if (!detail::system_mpi_choice(c, detail::tuned_op::gather, block).empty()) {
+      // Under the preload this reaches PMPI_Gather: the call runs inside cachecomm.
+      detail::agree_before_system_call(c, detail::tuned_op::gather, block);
+      const int bytes = mpi_count(block, "gather");
+      CACHECOMM_MPI(MPI_Gather(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
+                               bytes, MPI_BYTE, root, c.mpi_comm()));
+      return;
+    }
     algorithm =
         detail::select_gather(selection_for(c, engine, block), engine.tuning().gather).algorithm;
   }
@@ -141,6 +159,13 @@ void scatter(comm& c, const void* send, void* receive, std::size_t count_per_ran
     return;
   }
   if (algorithm == scatter_algorithm::automatic) {
+    if (!detail::system_mpi_choice(c, detail::tuned_op::scatter, block).empty()) {
+      detail::agree_before_system_call(c, detail::tuned_op::scatter, block);
+      const int bytes = mpi_count(block, "scatter");
+      CACHECOMM_MPI(MPI_Scatter(send, bytes, MPI_BYTE, receive == in_place ? MPI_IN_PLACE : receive,
+                                bytes, MPI_BYTE, root, c.mpi_comm()));
+      return;
+    }
     algorithm =
         detail::select_scatter(selection_for(c, engine, block), engine.tuning().scatter).algorithm;
   }
@@ -169,6 +194,14 @@ void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_ra
   }
   auto& impl = c.impl();
   if (!impl.single_node()) {
+    const int bytes = mpi_count(block, "alltoall");
+    CACHECOMM_MPI(MPI_Alltoall(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
+                               bytes, MPI_BYTE, c.mpi_comm()));
+    return;
+  }
+  if (algorithm == alltoall_algorithm::automatic &&
+      !detail::system_mpi_choice(c, detail::tuned_op::alltoall, block).empty()) {
+    detail::agree_before_system_call(c, detail::tuned_op::alltoall, block);
     const int bytes = mpi_count(block, "alltoall");
     CACHECOMM_MPI(MPI_Alltoall(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
                                bytes, MPI_BYTE, c.mpi_comm()));

@@ -198,6 +198,10 @@ bool automatic_setting(const detail::coll_engine& engine, detail::tuned_op op) {
     case detail::tuned_op::reduce: return tuning.reduce == reduce_algorithm::automatic;
     case detail::tuned_op::allreduce: return tuning.allreduce == reduce_algorithm::automatic;
     case detail::tuned_op::allgather: return tuning.allgather == allgather_algorithm::automatic;
+    case detail::tuned_op::gather: return tuning.gather == gather_algorithm::automatic;
+    case detail::tuned_op::scatter: return tuning.scatter == scatter_algorithm::automatic;
+    case detail::tuned_op::alltoall: return tuning.alltoall == alltoall_algorithm::automatic;
+    case detail::tuned_op::allgatherv: return tuning.allgatherv == allgatherv_algorithm::automatic;
     case detail::tuned_op::barrier: break;
   }
   return true;
@@ -234,6 +238,10 @@ std::int8_t rule_choice(const detail::selection_input& input, const detail::coll
           detail::select_reduce(input, tuning.allreduce, false).algorithm);
     case tuned_op::allgather:
       return static_cast<std::int8_t>(detail::select_allgather(input, tuning.allgather).algorithm);
+    case tuned_op::gather:
+    case tuned_op::scatter:
+    case tuned_op::alltoall:
+    case tuned_op::allgatherv:  // no per-call plan (online_selectable)
     case tuned_op::barrier: break;
   }
   throw usage_error("cachecomm: the barrier has no per-call choice");
@@ -245,7 +253,8 @@ std::int8_t rule_choice(const detail::selection_input& input, const detail::coll
 bool online_decides(const detail::selection_input& input, const detail::coll_engine& engine,
                     detail::tuned_op op) {
   constexpr std::size_t mpi_count_limit = 0x7fffffff;
-  return engine.online().enabled() && automatic_setting(engine, op) &&
+  return engine.online().enabled() && detail::online_selectable(op) &&
+         automatic_setting(engine, op) &&
          detail::selection_rules::measured_choice(input, op) == detail::tuning_choices::none &&
          input.node_count == 1 && input.node.node_size > 1 && input.bytes <= mpi_count_limit;
 }
@@ -285,6 +294,10 @@ std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::select
           large ? static_cast<std::int8_t>(reduce_algorithm::slots) : std::int8_t{0});
     case detail::tuned_op::allgather:
       return candidates_from(detail::allgather_registry(), input.node, first, 0);
+    case detail::tuned_op::gather:
+    case detail::tuned_op::scatter:
+    case detail::tuned_op::alltoall:
+    case detail::tuned_op::allgatherv:
     case detail::tuned_op::barrier: break;
   }
   return {first};

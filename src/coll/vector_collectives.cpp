@@ -16,6 +16,7 @@
 #include "coll/entry_points.hpp"
 #include "coll/mismatch_error.hpp"
 #include "coll/selection.hpp"
+#include "coll/system_mpi_choice.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
@@ -150,6 +151,9 @@ algorithm_choice explain_reduce_scatter(comm& c, std::size_t bytes) {
 }
 algorithm_choice explain_allgatherv(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
+  if (const auto system = detail::system_mpi_choice(c, detail::tuned_op::allgatherv, bytes);
+      !system.empty())
+    return {"mpi", std::string(system)};
   return explained(
       detail::select_allgatherv(selection_for(c, engine, bytes), engine.tuning().allgatherv));
 }
@@ -363,6 +367,19 @@ void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive
   // then differ from the others', and every rank's description comparison reports it.
   const std::size_t expected = layout.bytes[me];
   layout.bytes[me] = own;
+  if (algorithm == allgatherv_algorithm::automatic &&
+      !detail::system_mpi_choice(c, detail::tuned_op::allgatherv, layout.largest).empty()) {
+    // The handshake compares the counts as this rank sees them (its own count included), so a
+    // rank whose count disagrees fails on every rank instead of leaving the others in MPI's call.
+    detail::agree_before_system_call(c, detail::tuned_op::allgatherv, fingerprint_of(layout.bytes));
+    layout.bytes[me] = expected;
+    const std::vector<int> mpi_bytes = mpi_counts(layout.bytes, what);
+    const std::vector<int> mpi_offsets = mpi_counts(layout.offsets, what);
+    CACHECOMM_MPI(MPI_Allgatherv(send == in_place ? MPI_IN_PLACE : send, mpi_count(own, what),
+                                 MPI_BYTE, receive, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
+                                 c.mpi_comm()));
+    return;
+  }
   if (algorithm == allgatherv_algorithm::automatic) {
     algorithm = detail::select_allgatherv(selection_for(c, engine, layout.largest),
                                           engine.tuning().allgatherv)

@@ -9,6 +9,7 @@
 
 #include "cachecomm/comm.hpp"
 #include "cachecomm/datatype.hpp"
+#include "coll/tuning_table.hpp"
 #include "preload/call_stats.hpp"
 #include "preload/nonblocking_requests.hpp"
 #include "preload/runtime.hpp"
@@ -58,6 +59,18 @@ int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
   stats().count_served(kind);
   return MPI_SUCCESS;
 }
+
+/// Whether the automatic choice gives this call to the system MPI (measured faster, or a built-in
+/// rule): it then passes through, counted as mpi-faster. The same answer on every rank, once the
+/// ranks agreed on the call (a rank whose arguments took cachecomm's path would leave the others
+/// in MPI's call forever; agreeing turns that into an error on every rank at once). Asking may
+/// build the comm's collective state (MPI calls of cachecomm's own: inside the scope). `error`:
+/// set when agreeing failed (reported through the communicator's error handler); the caller
+/// returns it instead of calling MPI.
+bool mpi_wins(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+              cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
+              cachecomm::datatype type = cachecomm::datatype::byte,
+              cachecomm::reduce_op operation = cachecomm::reduce_op::sum);
 
 inline bool valid_root(const cachecomm::comm& c, int root) {
   return root >= 0 && root < c.size();

@@ -24,6 +24,7 @@
 
 namespace preload = cachecomm::detail::preload;
 using preload::call_kind;
+using preload::mpi_wins;
 using preload::outcome;
 using preload::pass_through;
 using preload::reduction_for;
@@ -33,31 +34,6 @@ using preload::serve;
 using preload::valid_root;
 
 namespace {
-
-/// Whether the automatic choice gives this call to the system MPI (measured faster, or a built-in
-/// rule): it then passes through, counted as mpi-faster. The same answer on every rank, once the
-/// ranks agreed on the call (a rank whose arguments took cachecomm's path would leave the others
-/// in MPI's call forever; agreeing turns that into an error on every rank at once). Asking may
-/// build the comm's collective state (MPI calls of cachecomm's own: inside the scope). `error`:
-/// set when agreeing failed (reported through the communicator's error handler).
-bool mpi_wins(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
-              cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
-              cachecomm::datatype type = cachecomm::datatype::byte,
-              cachecomm::reduce_op operation = cachecomm::reduce_op::sum) {
-  preload::cachecomm_scope scope;
-  try {
-    if (cachecomm::detail::system_mpi_choice(c, op, bytes).empty()) return false;
-  } catch (...) {
-    return false;  // served instead, which reports the failure
-  }
-  try {
-    cachecomm::detail::agree_before_system_call(c, op, bytes, type, operation);
-  } catch (...) {
-    preload::stats().count(kind, outcome::cachecomm_error);
-    error = preload::report_failure(comm, call);
-  }
-  return true;
-}
 
 /// The automatic choice of one data collective (plan_automatic_call: a forced choice, the tuning
 /// file, online selection or the built-in rules), taken once per call on every rank. Where it is

@@ -19,7 +19,9 @@
 #include "preload/type_layout.hpp"
 
 namespace preload = cachecomm::detail::preload;
+using cachecomm::detail::tuned_op;
 using preload::call_kind;
+using preload::mpi_wins;
 using preload::outcome;
 using preload::pass_through;
 using preload::route_call;
@@ -79,6 +81,10 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   // Every rank's block is the root's receive block: the same bytes everywhere.
   const std::size_t block = is_root ? bytes_of(recvcount, *received) : bytes_of(sendcount, *sent);
   if (block == 0) return pass_through(call_kind::gather, outcome::empty, pass);
+  if (int error = MPI_SUCCESS;
+      mpi_wins(call_kind::gather, "MPI_Gather", comm, *r.fast, tuned_op::gather, block, error))
+    return error != MPI_SUCCESS ? error
+                                : pass_through(call_kind::gather, outcome::mpi_faster, pass);
   return serve(call_kind::gather, comm, "MPI_Gather", [&] {
     const std::size_t own_bytes = in_place ? block : bytes_of(sendcount, *sent);
     const void* send = in_place ? cachecomm::in_place : sendbuf;
@@ -143,6 +149,10 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   // Every block is the root's send block: the same bytes everywhere.
   const std::size_t block = is_root ? bytes_of(sendcount, *sent) : bytes_of(recvcount, *received);
   if (block == 0) return pass_through(call_kind::scatter, outcome::empty, pass);
+  if (int error = MPI_SUCCESS;
+      mpi_wins(call_kind::scatter, "MPI_Scatter", comm, *r.fast, tuned_op::scatter, block, error))
+    return error != MPI_SUCCESS ? error
+                                : pass_through(call_kind::scatter, outcome::mpi_faster, pass);
   return serve(call_kind::scatter, comm, "MPI_Scatter", [&] {
     const auto ranks = static_cast<std::size_t>(r.fast->size());
     const void* send = sendbuf;
@@ -195,6 +205,10 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   // Every rank receives blocks of this size from every rank.
   const std::size_t block = bytes_of(recvcount, *received);
   if (block == 0) return pass_through(call_kind::alltoall, outcome::empty, pass);
+  if (int error = MPI_SUCCESS; mpi_wins(call_kind::alltoall, "MPI_Alltoall", comm, *r.fast,
+                                        tuned_op::alltoall, block, error))
+    return error != MPI_SUCCESS ? error
+                                : pass_through(call_kind::alltoall, outcome::mpi_faster, pass);
   return serve(call_kind::alltoall, comm, "MPI_Alltoall", [&] {
     const auto ranks = static_cast<std::size_t>(r.fast->size());
     const auto items = ranks * static_cast<std::size_t>(recvcount);

@@ -179,6 +179,13 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (received->size == 0 ||
       std::all_of(recvcounts, recvcounts + ranks, [](int n) { return n == 0; }))
     return pass_through(kind, outcome::empty, pass);
+  // MPI requires the same recvcounts on every rank: the largest block is the same everywhere.
+  const std::size_t largest =
+      static_cast<std::size_t>(*std::max_element(recvcounts, recvcounts + ranks)) * received->size;
+  if (int error = MPI_SUCCESS;
+      preload::mpi_wins(kind, "MPI_Allgatherv", comm, *r.fast,
+                        cachecomm::detail::tuned_op::allgatherv, largest, error))
+    return error != MPI_SUCCESS ? error : pass_through(kind, outcome::mpi_faster, pass);
   return serve(kind, comm, "MPI_Allgatherv", [&] {
     const int me = r.fast->rank();
     const receive_blocks& blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);

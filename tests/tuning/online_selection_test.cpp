@@ -123,7 +123,7 @@ void call_and_check(comm& c, tuned_op op, std::size_t count, int iteration) {
       }
       break;
     }
-    case tuned_op::barrier: break;
+    default: break;  // online selection decides only the ops above (online_selectable)
   }
 }
 
@@ -143,7 +143,7 @@ std::string choice_of(comm& c, tuned_op op, std::size_t bytes) {
     case tuned_op::reduce: return explain_reduce(c, bytes).algorithm;
     case tuned_op::allreduce: return explain_allreduce(c, bytes).algorithm;
     case tuned_op::allgather: return explain_allgather(c, bytes).algorithm;
-    case tuned_op::barrier: break;
+    default: break;
   }
   return {};
 }
