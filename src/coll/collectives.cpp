@@ -239,9 +239,14 @@ std::int8_t rule_choice(const detail::selection_input& input, const detail::coll
     case tuned_op::allgather:
       return static_cast<std::int8_t>(detail::select_allgather(input, tuning.allgather).algorithm);
     case tuned_op::gather:
+      return static_cast<std::int8_t>(detail::select_gather(input, tuning.gather).algorithm);
     case tuned_op::scatter:
+      return static_cast<std::int8_t>(detail::select_scatter(input, tuning.scatter).algorithm);
     case tuned_op::alltoall:
-    case tuned_op::allgatherv:  // no per-call plan (online_selectable)
+      return static_cast<std::int8_t>(detail::select_alltoall(input, tuning.alltoall).algorithm);
+    case tuned_op::allgatherv:
+      return static_cast<std::int8_t>(
+          detail::select_allgatherv(input, tuning.allgatherv).algorithm);
     case tuned_op::barrier: break;
   }
   throw usage_error("cachecomm: the barrier has no per-call choice");
@@ -253,8 +258,7 @@ std::int8_t rule_choice(const detail::selection_input& input, const detail::coll
 bool online_decides(const detail::selection_input& input, const detail::coll_engine& engine,
                     detail::tuned_op op) {
   constexpr std::size_t mpi_count_limit = 0x7fffffff;
-  return engine.online().enabled() && detail::online_selectable(op) &&
-         automatic_setting(engine, op) &&
+  return engine.online().enabled() && automatic_setting(engine, op) &&
          detail::selection_rules::measured_choice(input, op) == detail::tuning_choices::none &&
          input.node_count == 1 && input.node.node_size > 1 && input.bytes <= mpi_count_limit;
 }
@@ -295,9 +299,13 @@ std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::select
     case detail::tuned_op::allgather:
       return candidates_from(detail::allgather_registry(), input.node, first, 0);
     case detail::tuned_op::gather:
+      return candidates_from(detail::gather_registry(), input.node, first, 0);
     case detail::tuned_op::scatter:
+      return candidates_from(detail::scatter_registry(), input.node, first, 0);
     case detail::tuned_op::alltoall:
+      return candidates_from(detail::alltoall_registry(), input.node, first, 0);
     case detail::tuned_op::allgatherv:
+      return candidates_from(detail::allgatherv_registry(), input.node, first, 0);
     case detail::tuned_op::barrier: break;
   }
   return {first};
@@ -328,6 +336,14 @@ algorithm_choice with_online(comm& c, const detail::coll_engine& engine, detail:
 }  // namespace
 
 namespace detail {
+
+algorithm_choice explain_automatic(comm& c, tuned_op op, std::size_t bytes,
+                                   algorithm_choice rules) {
+  auto& engine = engine_of(c);
+  const auto system = system_reason(c, engine, op, bytes);
+  if (!system.empty()) return with_online(c, engine, op, bytes, {"mpi", std::string(system)});
+  return with_online(c, engine, op, bytes, std::move(rules));
+}
 
 void check_nonblocking_arguments(comm& c, nonblocking_collective collective, const void* send,
                                  const void* receive, std::size_t count, datatype type,

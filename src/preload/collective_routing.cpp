@@ -1,5 +1,5 @@
 // The mapping of MPI reductions to cachecomm's (shared by every intercepted reduction), and the
-// system MPI as the automatic choice of a call (mpi_wins).
+// automatic choice of a data collective (plan_call).
 #include "preload/collective_routing.hpp"
 
 #include "coll/system_mpi_choice.hpp"
@@ -59,22 +59,21 @@ std::optional<served_reduction> reduction_for(MPI_Datatype datatype, MPI_Op op, 
   return reduction;
 }
 
-bool mpi_wins(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
-              cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
-              cachecomm::datatype type, cachecomm::reduce_op operation) {
+planned_call plan_call(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+                       cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
+                       cachecomm::datatype type, cachecomm::reduce_op operation) {
   cachecomm_scope scope;
   try {
-    if (cachecomm::detail::system_mpi_choice(c, op, bytes).empty()) return false;
-  } catch (...) {
-    return false;  // served instead, which reports the failure
-  }
-  try {
+    const auto plan = cachecomm::detail::plan_automatic_call(c, op, bytes, type, operation);
+    if (plan.choice != cachecomm::detail::tuning_choices::system_mpi)
+      return {false, plan.choice, plan.trial};
     cachecomm::detail::agree_before_system_call(c, op, bytes, type, operation);
+    return {true, 0, plan.trial};
   } catch (...) {
     stats().count(kind, outcome::cachecomm_error);
     error = report_failure(comm, call);
+    return {};
   }
-  return true;
 }
 
 }  // namespace cachecomm::detail::preload

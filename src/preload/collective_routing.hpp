@@ -9,6 +9,7 @@
 
 #include "cachecomm/comm.hpp"
 #include "cachecomm/datatype.hpp"
+#include "coll/system_mpi_choice.hpp"
 #include "coll/tuning_table.hpp"
 #include "preload/call_stats.hpp"
 #include "preload/nonblocking_requests.hpp"
@@ -60,17 +61,33 @@ int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
   return MPI_SUCCESS;
 }
 
-/// Whether the automatic choice gives this call to the system MPI (measured faster, or a built-in
-/// rule): it then passes through, counted as mpi-faster. The same answer on every rank, once the
-/// ranks agreed on the call (a rank whose arguments took cachecomm's path would leave the others
-/// in MPI's call forever; agreeing turns that into an error on every rank at once). Asking may
-/// build the comm's collective state (MPI calls of cachecomm's own: inside the scope). `error`:
-/// set when agreeing failed (reported through the communicator's error handler); the caller
-/// returns it instead of calling MPI.
-bool mpi_wins(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
-              cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
-              cachecomm::datatype type = cachecomm::datatype::byte,
-              cachecomm::reduce_op operation = cachecomm::reduce_op::sum);
+/// The automatic choice of one data collective (plan_automatic_call: a forced choice, the tuning
+/// file, online selection or the built-in rules), taken once per call on every rank. Where it is
+/// the system MPI the ranks agree on the call first (as in mpi_wins). `error`: set when planning or
+/// agreeing failed (reported through the communicator's error handler).
+struct planned_call {
+  bool mpi = false;           ///< pass through, counted as mpi-faster
+  std::int8_t algorithm = 0;  ///< otherwise the algorithm to serve it with
+  bool trial = false;         ///< an online trial: time it
+};
+planned_call plan_call(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+                       cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
+                       cachecomm::datatype type = cachecomm::datatype::byte,
+                       cachecomm::reduce_op operation = cachecomm::reduce_op::sum);
+
+/// Runs a planned call (`pass`: the PMPI call, `body`: cachecomm's) and times it when it is an
+/// online trial (a failed call records nothing).
+template <typename Pass, typename Body>
+int run_planned(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+                const planned_call& plan, cachecomm::detail::tuned_op op, std::size_t bytes,
+                Pass&& pass, Body&& body) {
+  const cachecomm::detail::trial_timer timer(plan.trial);
+  const int result =
+      plan.mpi ? pass_through(kind, plan.trial ? outcome::mpi_trial : outcome::mpi_faster, pass)
+               : serve(kind, comm, call, body);
+  if (result == MPI_SUCCESS) timer.finish(c, op, bytes);
+  return result;
+}
 
 inline bool valid_root(const cachecomm::comm& c, int root) {
   return root >= 0 && root < c.size();
