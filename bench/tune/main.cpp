@@ -27,7 +27,8 @@ struct tune_options {
   std::string json_path;  ///< the benchmark rows as well (cachecomm-report can plot them)
   std::size_t step = 2;   ///< size ratio between measured sizes
   std::size_t max_bytes = 16U << 20;  ///< larger messages take the largest measured size
-  std::vector<std::string> ops = {"barrier", "bcast", "reduce", "allreduce", "allgather"};
+  std::vector<std::string> ops = {"barrier", "bcast",   "reduce",   "allreduce", "allgather",
+                                  "gather",  "scatter", "alltoall", "allgatherv"};
   timing_plan plan{2, 7, 16};  // large sizes: 2 calls per sample (coll_data's plan_for)
   bool quick = false;          ///< CTest: 8 B .. 4 KiB, few samples
 };
@@ -215,7 +216,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-bytes", options.max_bytes, "Largest size measured")
       ->check(CLI::Range(8, 1 << 28))
       ->capture_default_str();
-  app.add_option("--op", options.ops, "Operations (barrier, bcast, reduce, allreduce, allgather)")
+  app.add_option(
+         "--op", options.ops,
+         "Operations (barrier, bcast, reduce, allreduce, allgather, gather, scatter, alltoall, "
+         "allgatherv)")
       ->delimiter(',');
   app.add_option("--batches", options.plan.batches, "Samples per candidate")->capture_default_str();
   app.add_option("--iters", options.plan.iterations_per_batch, "Calls per sample (small sizes)")

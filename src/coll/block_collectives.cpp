@@ -12,6 +12,7 @@
 #include "coll/coll_engine.hpp"
 #include "coll/entry_points.hpp"
 #include "coll/selection.hpp"
+#include "coll/system_mpi_choice.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
@@ -66,18 +67,24 @@ void check_buffer(const char* what, const char* which, const void* buffer) {
 
 algorithm_choice explain_gather(comm& c, std::size_t block_bytes) {
   auto& engine = engine_of(c);
-  return explained(
-      detail::select_gather(selection_for(c, engine, block_bytes), engine.tuning().gather));
+  return detail::explain_automatic(
+      c, detail::tuned_op::gather, block_bytes,
+      explained(
+          detail::select_gather(selection_for(c, engine, block_bytes), engine.tuning().gather)));
 }
 algorithm_choice explain_scatter(comm& c, std::size_t block_bytes) {
   auto& engine = engine_of(c);
-  return explained(
-      detail::select_scatter(selection_for(c, engine, block_bytes), engine.tuning().scatter));
+  return detail::explain_automatic(
+      c, detail::tuned_op::scatter, block_bytes,
+      explained(
+          detail::select_scatter(selection_for(c, engine, block_bytes), engine.tuning().scatter)));
 }
 algorithm_choice explain_alltoall(comm& c, std::size_t block_bytes) {
   auto& engine = engine_of(c);
-  return explained(
-      detail::select_alltoall(selection_for(c, engine, block_bytes), engine.tuning().alltoall));
+  return detail::explain_automatic(
+      c, detail::tuned_op::alltoall, block_bytes,
+      explained(detail::select_alltoall(selection_for(c, engine, block_bytes),
+                                        engine.tuning().alltoall)));
 }
 
 void gather(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type,
@@ -107,11 +114,20 @@ void gather(comm& c, const void* send, void* receive, std::size_t count_per_rank
                              bytes, MPI_BYTE, root, c.mpi_comm()));
     return;
   }
-  if (algorithm == gather_algorithm::automatic) {
-    algorithm =
-        detail::select_gather(selection_for(c, engine, block), engine.tuning().gather).algorithm;
+  constexpr auto op = detail::tuned_op::gather;
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == gather_algorithm::automatic) plan = detail::plan_automatic_call(c, op, block);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
+    // Under the preload this reaches PMPI_Gather: the call runs inside cachecomm.
+    detail::agree_before_system_call(c, op, block);
+    const int bytes = mpi_count(block, "gather");
+    CACHECOMM_MPI(MPI_Gather(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
+                             bytes, MPI_BYTE, root, c.mpi_comm()));
+  } else {
+    engine.gather(input, receive, block, root, static_cast<gather_algorithm>(plan.choice));
   }
-  engine.gather(input, receive, block, root, algorithm);
+  timer.finish(c, op, block);
 }
 
 void scatter(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type,
@@ -140,11 +156,20 @@ void scatter(comm& c, const void* send, void* receive, std::size_t count_per_ran
                               bytes, MPI_BYTE, root, c.mpi_comm()));
     return;
   }
-  if (algorithm == scatter_algorithm::automatic) {
-    algorithm =
-        detail::select_scatter(selection_for(c, engine, block), engine.tuning().scatter).algorithm;
+  constexpr auto op = detail::tuned_op::scatter;
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == scatter_algorithm::automatic) plan = detail::plan_automatic_call(c, op, block);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
+    detail::agree_before_system_call(c, op, block);
+    const int bytes = mpi_count(block, "scatter");
+    CACHECOMM_MPI(MPI_Scatter(send, bytes, MPI_BYTE, receive == in_place ? MPI_IN_PLACE : receive,
+                              bytes, MPI_BYTE, root, c.mpi_comm()));
+  } else {
+    engine.scatter(send, receive == in_place ? nullptr : receive, block, root,
+                   static_cast<scatter_algorithm>(plan.choice));
   }
-  engine.scatter(send, receive == in_place ? nullptr : receive, block, root, algorithm);
+  timer.finish(c, op, block);
 }
 
 void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type) {
@@ -174,6 +199,18 @@ void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_ra
                                bytes, MPI_BYTE, c.mpi_comm()));
     return;
   }
+  constexpr auto op = detail::tuned_op::alltoall;
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == alltoall_algorithm::automatic) plan = detail::plan_automatic_call(c, op, block);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
+    detail::agree_before_system_call(c, op, block);
+    const int bytes = mpi_count(block, "alltoall");
+    CACHECOMM_MPI(MPI_Alltoall(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
+                               bytes, MPI_BYTE, c.mpi_comm()));
+    timer.finish(c, op, block);
+    return;
+  }
   // In place: the blocks to send are copied aside first, since the others read them while this
   // rank's own receives overwrite the buffer.
   std::vector<std::byte> staged;
@@ -183,11 +220,8 @@ void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_ra
                   static_cast<const std::byte*>(receive) + block * ranks);
     input = staged.data();
   }
-  if (algorithm == alltoall_algorithm::automatic) {
-    algorithm = detail::select_alltoall(selection_for(c, engine, block), engine.tuning().alltoall)
-                    .algorithm;
-  }
-  engine.alltoall(input, receive, block, algorithm);
+  engine.alltoall(input, receive, block, static_cast<alltoall_algorithm>(plan.choice));
+  timer.finish(c, op, block);
 }
 
 namespace {

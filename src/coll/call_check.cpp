@@ -111,9 +111,18 @@ std::uint64_t coll_engine::agree_on_trial(tuned_op op, std::size_t bytes, dataty
 void coll_engine::agree_on_call(tuned_op op, std::size_t bytes, datatype type,
                                 std::uint32_t operation) {
   // The same description the call's cachecomm path announces (reduce and allreduce share one).
-  const call_kind kind = op == tuned_op::broadcast   ? call_kind::broadcast
-                         : op == tuned_op::allgather ? call_kind::allgather
-                                                     : call_kind::reduce;
+  call_kind kind = call_kind::reduce;  // reduce and allreduce (the barrier never gets here)
+  switch (op) {
+    case tuned_op::broadcast: kind = call_kind::broadcast; break;
+    case tuned_op::allgather: kind = call_kind::allgather; break;
+    case tuned_op::gather: kind = call_kind::gather; break;
+    case tuned_op::scatter: kind = call_kind::scatter; break;
+    case tuned_op::alltoall: kind = call_kind::alltoall; break;
+    case tuned_op::allgatherv: kind = call_kind::allgatherv; break;
+    case tuned_op::barrier:
+    case tuned_op::reduce:
+    case tuned_op::allreduce: break;
+  }
   begin_call(kind, bytes, type, operation);
   // Wakes a peer asleep here (begin_call alone wakes nobody: only this handshake sleeps on it).
   auto& own = m_call_lines[static_cast<std::size_t>(m_rank)].value;

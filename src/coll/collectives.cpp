@@ -198,6 +198,10 @@ bool automatic_setting(const detail::coll_engine& engine, detail::tuned_op op) {
     case detail::tuned_op::reduce: return tuning.reduce == reduce_algorithm::automatic;
     case detail::tuned_op::allreduce: return tuning.allreduce == reduce_algorithm::automatic;
     case detail::tuned_op::allgather: return tuning.allgather == allgather_algorithm::automatic;
+    case detail::tuned_op::gather: return tuning.gather == gather_algorithm::automatic;
+    case detail::tuned_op::scatter: return tuning.scatter == scatter_algorithm::automatic;
+    case detail::tuned_op::alltoall: return tuning.alltoall == alltoall_algorithm::automatic;
+    case detail::tuned_op::allgatherv: return tuning.allgatherv == allgatherv_algorithm::automatic;
     case detail::tuned_op::barrier: break;
   }
   return true;
@@ -234,6 +238,15 @@ std::int8_t rule_choice(const detail::selection_input& input, const detail::coll
           detail::select_reduce(input, tuning.allreduce, false).algorithm);
     case tuned_op::allgather:
       return static_cast<std::int8_t>(detail::select_allgather(input, tuning.allgather).algorithm);
+    case tuned_op::gather:
+      return static_cast<std::int8_t>(detail::select_gather(input, tuning.gather).algorithm);
+    case tuned_op::scatter:
+      return static_cast<std::int8_t>(detail::select_scatter(input, tuning.scatter).algorithm);
+    case tuned_op::alltoall:
+      return static_cast<std::int8_t>(detail::select_alltoall(input, tuning.alltoall).algorithm);
+    case tuned_op::allgatherv:
+      return static_cast<std::int8_t>(
+          detail::select_allgatherv(input, tuning.allgatherv).algorithm);
     case tuned_op::barrier: break;
   }
   throw usage_error("cachecomm: the barrier has no per-call choice");
@@ -285,6 +298,14 @@ std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::select
           large ? static_cast<std::int8_t>(reduce_algorithm::slots) : std::int8_t{0});
     case detail::tuned_op::allgather:
       return candidates_from(detail::allgather_registry(), input.node, first, 0);
+    case detail::tuned_op::gather:
+      return candidates_from(detail::gather_registry(), input.node, first, 0);
+    case detail::tuned_op::scatter:
+      return candidates_from(detail::scatter_registry(), input.node, first, 0);
+    case detail::tuned_op::alltoall:
+      return candidates_from(detail::alltoall_registry(), input.node, first, 0);
+    case detail::tuned_op::allgatherv:
+      return candidates_from(detail::allgatherv_registry(), input.node, first, 0);
     case detail::tuned_op::barrier: break;
   }
   return {first};
@@ -315,6 +336,14 @@ algorithm_choice with_online(comm& c, const detail::coll_engine& engine, detail:
 }  // namespace
 
 namespace detail {
+
+algorithm_choice explain_automatic(comm& c, tuned_op op, std::size_t bytes,
+                                   algorithm_choice rules) {
+  auto& engine = engine_of(c);
+  const auto system = system_reason(c, engine, op, bytes);
+  if (!system.empty()) return with_online(c, engine, op, bytes, {"mpi", std::string(system)});
+  return with_online(c, engine, op, bytes, std::move(rules));
+}
 
 void check_nonblocking_arguments(comm& c, nonblocking_collective collective, const void* send,
                                  const void* receive, std::size_t count, datatype type,

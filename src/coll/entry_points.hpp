@@ -32,6 +32,12 @@ inline coll_engine& blocking_engine_of(comm& c) {
 /// and the node's tuning data.
 [[nodiscard]] selection_input selection_for(comm& c, const coll_engine& engine, std::size_t bytes);
 
+/// explain_* of gather, scatter, alltoall and allgatherv: the system MPI where the automatic choice
+/// gives it the call, otherwise `rules` (the select_* answer), either way with what online
+/// selection measured or will measure (as explain_broadcast...).
+[[nodiscard]] algorithm_choice explain_automatic(comm& c, tuned_op op, std::size_t bytes,
+                                                 algorithm_choice rules);
+
 /// What the explain_* functions return for a selection: the algorithm's name and the reason.
 template <typename Algorithm>
 algorithm_choice explained(const selection<Algorithm>& chosen) {

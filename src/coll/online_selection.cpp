@@ -110,6 +110,10 @@ std::string setting_name(tuned_op op) {
     case tuned_op::reduce: return "CACHECOMM_REDUCE";
     case tuned_op::allreduce: return "CACHECOMM_ALLREDUCE";
     case tuned_op::allgather: return "CACHECOMM_ALLGATHER";
+    case tuned_op::gather: return "CACHECOMM_GATHER";
+    case tuned_op::scatter: return "CACHECOMM_SCATTER";
+    case tuned_op::alltoall: return "CACHECOMM_ALLTOALL";
+    case tuned_op::allgatherv: return "CACHECOMM_ALLGATHERV";
   }
   return "CACHECOMM_<OP>";
 }

@@ -43,6 +43,10 @@ inline constexpr std::size_t intel_allgather_max_bytes = 64U << 10;
 /// Single-copy gather from this block size, scatter and alltoall from this one (2 ranks per node on
 /// their own cores).
 inline constexpr std::size_t single_copy_gather_min_bytes = 128U << 10;
+/// The system MPI's own gather from this block size (2 ranks on their own cores, one node): the
+/// same sizes single copy would take, where Open MPI's gather came out ahead
+/// (system_gather_reason).
+inline constexpr std::size_t system_gather_min_bytes = single_copy_gather_min_bytes;
 inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
 /// Alltoallv's single copy pulls from this largest block (below: through the data region). At 2
 /// ranks, osu_alltoallv at 32 KiB preloaded: 4.8-6.0 us pulled (median 5.0) against 5.5-6.1
@@ -289,12 +293,30 @@ inline std::string_view intel_mpi_reason(const selection_input& input, tuned_op 
   return {};
 }
 
+inline constexpr std::string_view system_gather_reason =
+    "blocks from 128 KiB, 2 ranks on their own cores: the system MPI's own gather (its "
+    "non-root leaves once its block is sent, where cachecomm's single copy holds it until the "
+    "root has pulled; central's root is slower than both)";
+
+/// Whether the automatic gather hands the call to the system MPI's own MPI_Gather. At 2 ranks on
+/// the 2-core AMD EPYC VM under Open MPI 4.1, 128 KiB to 1 MiB blocks: OSU's osu_gather (average
+/// over the ranks, 10 interleaved rounds, fastest run of each) 12.5 / 24.8 / 48.0 / 93.3 us at
+/// 128 KiB / 256 KiB / 512 KiB / 1 MiB plain against 13.1 / 27.0 / 52.7 / 102.5 preloaded with
+/// single copy (medians 0.80-1.06 of plain); cachecomm-bench coll (hot, the slowest rank) single
+/// copy 0.94-0.96 of Open MPI, central 1.24-1.59 (its root copies every block twice, out of a
+/// region the other rank streamed in). Only on one node.
+inline bool system_gather_preferred(const selection_input& input) {
+  return input.node_count == 1 && input.node.node_size > 1 &&
+         selection_rules::on_own_cores_in_pair(input.node) &&
+         input.bytes >= thresholds::system_gather_min_bytes;
+}
+
 /// Why the automatic choice hands this call to the system MPI's own collective on the comm's
 /// communicator (under the preload: the call passes through, counted as mpi-faster), or empty when
 /// cachecomm serves it. `automatic`: no CACHECOMM_<OP> forces an algorithm (a forced one wins).
 /// The measured choice decides where the tuning file has one (over the built-in rule's either
-/// way); otherwise the built-in rules (allgather, system_allgather_preferred; Intel MPI,
-/// intel_mpi_reason). Only on one node,
+/// way); otherwise the built-in rules (allgather, system_allgather_preferred; gather,
+/// system_gather_preferred; Intel MPI, intel_mpi_reason). Only on one node,
 /// where the node's decision is the whole comm's, and only for calls MPI can count (INT_MAX).
 inline std::string_view system_mpi_reason(const selection_input& input, tuned_op op,
                                           bool automatic) {
@@ -306,6 +328,7 @@ inline std::string_view system_mpi_reason(const selection_input& input, tuned_op
   if (op == tuned_op::allgather &&
       system_allgather_preferred(input, allgather_algorithm::automatic))
     return system_allgather_reason;
+  if (op == tuned_op::gather && system_gather_preferred(input)) return system_gather_reason;
   return intel_mpi_reason(input, op);
 }
 
@@ -351,6 +374,8 @@ inline bool single_copy_blocks(const selection_input& input, std::size_t min_byt
 inline selection<gather_algorithm> select_gather(const selection_input& input,
                                                  gather_algorithm requested) {
   if (requested != gather_algorithm::automatic) return {requested, "set by CACHECOMM_GATHER"};
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::gather); id > 0)
+    return {static_cast<gather_algorithm>(id), measured_reason};
   if (selection_rules::single_copy_blocks(input, thresholds::single_copy_gather_min_bytes)) {
     return {gather_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: the root pulls each block straight from "
@@ -364,6 +389,8 @@ inline selection<gather_algorithm> select_gather(const selection_input& input,
 inline selection<scatter_algorithm> select_scatter(const selection_input& input,
                                                    scatter_algorithm requested) {
   if (requested != scatter_algorithm::automatic) return {requested, "set by CACHECOMM_SCATTER"};
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::scatter); id > 0)
+    return {static_cast<scatter_algorithm>(id), measured_reason};
   if (selection_rules::single_copy_blocks(input, thresholds::single_copy_blocks_min_bytes)) {
     return {scatter_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: each rank pulls its block straight from the "
@@ -377,6 +404,8 @@ inline selection<scatter_algorithm> select_scatter(const selection_input& input,
 inline selection<alltoall_algorithm> select_alltoall(const selection_input& input,
                                                      alltoall_algorithm requested) {
   if (requested != alltoall_algorithm::automatic) return {requested, "set by CACHECOMM_ALLTOALL"};
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::alltoall); id > 0)
+    return {static_cast<alltoall_algorithm>(id), measured_reason};
   if (selection_rules::single_copy_blocks(input, thresholds::single_copy_blocks_min_bytes)) {
     return {alltoall_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: each rank pulls its block from the other's "
@@ -417,6 +446,8 @@ inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& 
                                                          allgatherv_algorithm requested) {
   if (requested != allgatherv_algorithm::automatic)
     return {requested, "set by CACHECOMM_ALLGATHERV"};
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::allgatherv); id > 0)
+    return {static_cast<allgatherv_algorithm>(id), measured_reason};
   if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgather_min_bytes)) {
     return {allgatherv_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: each rank pulls the others' blocks "

@@ -14,8 +14,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr std::array<std::string_view, tuned_op_count> op_names = {"barrier", "bcast", "reduce",
-                                                                   "allreduce", "allgather"};
+constexpr std::array<std::string_view, tuned_op_count> op_names = {
+    "barrier", "bcast",   "reduce",   "allreduce", "allgather",
+    "gather",  "scatter", "alltoall", "allgatherv"};
 
 template <typename Entry>
 std::int8_t id_in(std::span<const Entry> registry, std::string_view name) {
@@ -91,6 +92,10 @@ tuning_table table_of(const json& document, std::size_t index) {
     const std::string name(op_names[op]);
     std::string op_where = where;
     op_where.append(".operations.").append(name);
+    if (op >= required_tuned_op_count &&
+        (!operations.is_object() || !operations.contains(name) ||
+         (operations.at(name).is_array() && operations.at(name).empty())))
+      continue;  // not tuned: the built-in rules decide
     const json& rows = field(operations, name.c_str(), where + ".operations");
     if (!rows.is_array() || rows.empty()) {
       throw tuning_file_error(op_where + ": no measured sizes (a partial tuning run?)");
@@ -150,6 +155,10 @@ std::int8_t choice_id(tuned_op op, std::string_view name) {
     case tuned_op::reduce:
     case tuned_op::allreduce: id = id_in(reduce_registry(), name); break;
     case tuned_op::allgather: id = id_in(allgather_registry(), name); break;
+    case tuned_op::gather: id = id_in(gather_registry(), name); break;
+    case tuned_op::scatter: id = id_in(scatter_registry(), name); break;
+    case tuned_op::alltoall: id = id_in(alltoall_registry(), name); break;
+    case tuned_op::allgatherv: id = id_in(allgatherv_registry(), name); break;
   }
   if (id == tuning_choices::none) {
     throw tuning_file_error("unknown " + std::string(to_string(op)) + " algorithm '" +
@@ -166,6 +175,10 @@ std::string_view choice_name(tuned_op op, std::int8_t id) {
     case tuned_op::reduce:
     case tuned_op::allreduce: return name_in(reduce_registry(), id);
     case tuned_op::allgather: return name_in(allgather_registry(), id);
+    case tuned_op::gather: return name_in(gather_registry(), id);
+    case tuned_op::scatter: return name_in(scatter_registry(), id);
+    case tuned_op::alltoall: return name_in(alltoall_registry(), id);
+    case tuned_op::allgatherv: return name_in(allgatherv_registry(), id);
   }
   return "?";
 }
@@ -208,6 +221,7 @@ std::string tuning_file_text(const std::vector<tuning_table>& tables) {
     item["created"] = table.created;
     json operations = json::object();
     for (std::size_t op = 0; op < tuned_op_count; ++op) {
+      if (op >= required_tuned_op_count && table.entries[op].empty()) continue;  // not tuned
       json rows = json::array();
       for (const tuning_entry& entry : table.entries[op]) {
         json row = {{"bytes", entry.bytes}, {"choice", entry.choice}};

@@ -14,9 +14,24 @@
 
 namespace cachecomm::detail {
 
-/// The collectives a tuning file decides, in the order of `tuning_choices`.
-enum class tuned_op : std::uint8_t { barrier, broadcast, reduce, allreduce, allgather };
-inline constexpr std::size_t tuned_op_count = 5;
+/// The collectives a tuning file and online selection decide, in the order of `tuning_choices`.
+/// From gather on, the block collectives whose block size every rank knows (the choice must be the
+/// same on every rank).
+enum class tuned_op : std::uint8_t {
+  barrier,
+  broadcast,
+  reduce,
+  allreduce,
+  allgather,
+  gather,
+  scatter,
+  alltoall,
+  allgatherv
+};
+inline constexpr std::size_t tuned_op_count = 9;
+/// A tuning file must measure the first five; the later ones may be missing (files written before
+/// they were tuned, or a run with --op): the built-in rules decide them.
+inline constexpr std::size_t required_tuned_op_count = 5;
 [[nodiscard]] std::string_view to_string(tuned_op op);  ///< "barrier", "bcast", ... (file keys)
 
 /// The measured choice of each (operation, size bucket). Bucket b holds messages of 2^b to

@@ -16,6 +16,7 @@
 #include "coll/entry_points.hpp"
 #include "coll/mismatch_error.hpp"
 #include "coll/selection.hpp"
+#include "coll/system_mpi_choice.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
@@ -150,8 +151,10 @@ algorithm_choice explain_reduce_scatter(comm& c, std::size_t bytes) {
 }
 algorithm_choice explain_allgatherv(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  return explained(
-      detail::select_allgatherv(selection_for(c, engine, bytes), engine.tuning().allgatherv));
+  return detail::explain_automatic(
+      c, detail::tuned_op::allgatherv, bytes,
+      explained(
+          detail::select_allgatherv(selection_for(c, engine, bytes), engine.tuning().allgatherv)));
 }
 algorithm_choice explain_gatherv(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
@@ -363,11 +366,26 @@ void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive
   // then differ from the others', and every rank's description comparison reports it.
   const std::size_t expected = layout.bytes[me];
   layout.bytes[me] = own;
-  if (algorithm == allgatherv_algorithm::automatic) {
-    algorithm = detail::select_allgatherv(selection_for(c, engine, layout.largest),
-                                          engine.tuning().allgatherv)
-                    .algorithm;
+  // The plan's size is the largest block, the same on every rank (counts[] is).
+  constexpr auto op = detail::tuned_op::allgatherv;
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == allgatherv_algorithm::automatic)
+    plan = detail::plan_automatic_call(c, op, layout.largest);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
+    // The handshake compares the counts as this rank sees them (its own count included), so a
+    // rank whose count disagrees fails on every rank instead of leaving the others in MPI's call.
+    detail::agree_before_system_call(c, op, fingerprint_of(layout.bytes));
+    layout.bytes[me] = expected;
+    const std::vector<int> mpi_bytes = mpi_counts(layout.bytes, what);
+    const std::vector<int> mpi_offsets = mpi_counts(layout.offsets, what);
+    CACHECOMM_MPI(MPI_Allgatherv(send == in_place ? MPI_IN_PLACE : send, mpi_count(own, what),
+                                 MPI_BYTE, receive, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
+                                 c.mpi_comm()));
+    timer.finish(c, op, layout.largest);
+    return;
   }
+  algorithm = static_cast<allgatherv_algorithm>(plan.choice);
   // Such a rank receives into scratch: its view of the blocks does not fit the caller's buffer.
   std::vector<std::byte> scratch;
   void* output = receive;
@@ -397,6 +415,7 @@ void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive
     throw;
   }
   if (own != expected) throw own_count_error();
+  timer.finish(c, op, layout.largest);
 }
 
 void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,

@@ -1,6 +1,8 @@
-// The mapping of MPI reductions to cachecomm's (shared by every intercepted reduction).
+// The mapping of MPI reductions to cachecomm's (shared by every intercepted reduction), and the
+// automatic choice of a data collective (plan_call).
 #include "preload/collective_routing.hpp"
 
+#include "coll/system_mpi_choice.hpp"
 #include "preload/handle_mapping.hpp"
 
 namespace cachecomm::detail::preload {
@@ -55,6 +57,23 @@ std::optional<served_reduction> reduction_for(MPI_Datatype datatype, MPI_Op op, 
   // A user-defined operation is the first reason (it would pass with any datatype).
   if (!reduction && why == outcome::derived_datatype) (void)preload::as_reduce_op(op, why);
   return reduction;
+}
+
+planned_call plan_call(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+                       cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
+                       cachecomm::datatype type, cachecomm::reduce_op operation) {
+  cachecomm_scope scope;
+  try {
+    const auto plan = cachecomm::detail::plan_automatic_call(c, op, bytes, type, operation);
+    if (plan.choice != cachecomm::detail::tuning_choices::system_mpi)
+      return {false, plan.choice, plan.trial};
+    cachecomm::detail::agree_before_system_call(c, op, bytes, type, operation);
+    return {true, 0, plan.trial};
+  } catch (...) {
+    stats().count(kind, outcome::cachecomm_error);
+    error = report_failure(comm, call);
+    return {};
+  }
 }
 
 }  // namespace cachecomm::detail::preload

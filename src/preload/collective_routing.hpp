@@ -9,6 +9,8 @@
 
 #include "cachecomm/comm.hpp"
 #include "cachecomm/datatype.hpp"
+#include "coll/system_mpi_choice.hpp"
+#include "coll/tuning_table.hpp"
 #include "preload/call_stats.hpp"
 #include "preload/nonblocking_requests.hpp"
 #include "preload/runtime.hpp"
@@ -57,6 +59,34 @@ int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
   }
   stats().count_served(kind);
   return MPI_SUCCESS;
+}
+
+/// The automatic choice of one data collective (plan_automatic_call: a forced choice, the tuning
+/// file, online selection or the built-in rules), taken once per call on every rank. Where it is
+/// the system MPI the ranks agree on the call first (as in mpi_wins). `error`: set when planning or
+/// agreeing failed (reported through the communicator's error handler).
+struct planned_call {
+  bool mpi = false;           ///< pass through, counted as mpi-faster
+  std::int8_t algorithm = 0;  ///< otherwise the algorithm to serve it with
+  bool trial = false;         ///< an online trial: time it
+};
+planned_call plan_call(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+                       cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
+                       cachecomm::datatype type = cachecomm::datatype::byte,
+                       cachecomm::reduce_op operation = cachecomm::reduce_op::sum);
+
+/// Runs a planned call (`pass`: the PMPI call, `body`: cachecomm's) and times it when it is an
+/// online trial (a failed call records nothing).
+template <typename Pass, typename Body>
+int run_planned(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
+                const planned_call& plan, cachecomm::detail::tuned_op op, std::size_t bytes,
+                Pass&& pass, Body&& body) {
+  const cachecomm::detail::trial_timer timer(plan.trial);
+  const int result =
+      plan.mpi ? pass_through(kind, plan.trial ? outcome::mpi_trial : outcome::mpi_faster, pass)
+               : serve(kind, comm, call, body);
+  if (result == MPI_SUCCESS) timer.finish(c, op, bytes);
+  return result;
 }
 
 inline bool valid_root(const cachecomm::comm& c, int root) {

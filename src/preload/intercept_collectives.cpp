@@ -26,9 +26,12 @@ namespace preload = cachecomm::detail::preload;
 using preload::call_kind;
 using preload::outcome;
 using preload::pass_through;
+using preload::plan_call;
+using preload::planned_call;
 using preload::reduction_for;
 using preload::route;
 using preload::route_call;
+using preload::run_planned;
 using preload::serve;
 using preload::valid_root;
 
@@ -57,47 +60,6 @@ bool mpi_wins(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& 
     error = preload::report_failure(comm, call);
   }
   return true;
-}
-
-/// The automatic choice of one data collective (plan_automatic_call: a forced choice, the tuning
-/// file, online selection or the built-in rules), taken once per call on every rank. Where it is
-/// the system MPI the ranks agree on the call first (as in mpi_wins). `error`: set when planning or
-/// agreeing failed (reported through the communicator's error handler).
-struct planned_call {
-  bool mpi = false;           ///< pass through, counted as mpi-faster
-  std::int8_t algorithm = 0;  ///< otherwise the algorithm to serve it with
-  bool trial = false;         ///< an online trial: time it
-};
-planned_call plan_call(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
-                       cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
-                       cachecomm::datatype type = cachecomm::datatype::byte,
-                       cachecomm::reduce_op operation = cachecomm::reduce_op::sum) {
-  preload::cachecomm_scope scope;
-  try {
-    const auto plan = cachecomm::detail::plan_automatic_call(c, op, bytes, type, operation);
-    if (plan.choice != cachecomm::detail::tuning_choices::system_mpi)
-      return {false, plan.choice, plan.trial};
-    cachecomm::detail::agree_before_system_call(c, op, bytes, type, operation);
-    return {true, 0, plan.trial};
-  } catch (...) {
-    preload::stats().count(kind, outcome::cachecomm_error);
-    error = preload::report_failure(comm, call);
-    return {};
-  }
-}
-
-/// Runs a planned call (`pass`: the PMPI call, `body`: cachecomm's) and times it when it is an
-/// online trial (a failed call records nothing).
-template <typename Pass, typename Body>
-int run_planned(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
-                const planned_call& plan, cachecomm::detail::tuned_op op, std::size_t bytes,
-                Pass&& pass, Body&& body) {
-  const cachecomm::detail::trial_timer timer(plan.trial);
-  const int result =
-      plan.mpi ? pass_through(kind, plan.trial ? outcome::mpi_trial : outcome::mpi_faster, pass)
-               : serve(kind, comm, call, body);
-  if (result == MPI_SUCCESS) timer.finish(c, op, bytes);
-  return result;
 }
 
 }  // namespace

@@ -19,11 +19,14 @@
 #include "preload/type_layout.hpp"
 
 namespace preload = cachecomm::detail::preload;
+using cachecomm::detail::tuned_op;
 using preload::call_kind;
 using preload::outcome;
 using preload::pass_through;
+using preload::plan_call;
+using preload::planned_call;
 using preload::route_call;
-using preload::serve;
+using preload::run_planned;
 using preload::valid_root;
 
 namespace {
@@ -79,37 +82,46 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   // Every rank's block is the root's receive block: the same bytes everywhere.
   const std::size_t block = is_root ? bytes_of(recvcount, *received) : bytes_of(sendcount, *sent);
   if (block == 0) return pass_through(call_kind::gather, outcome::empty, pass);
-  return serve(call_kind::gather, comm, "MPI_Gather", [&] {
-    const std::size_t own_bytes = in_place ? block : bytes_of(sendcount, *sent);
-    const void* send = in_place ? cachecomm::in_place : sendbuf;
-    if (!in_place && (!sent->dense || own_bytes != block)) {
-      std::vector<std::byte>& own = preload::scratch(0);
-      own.assign(std::max(own_bytes, block), std::byte{0});
-      preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
-                    comm);
-      send = own.data();
-    }
-    if (!is_root) {
-      cachecomm::gather(*r.fast, send, nullptr, block, cachecomm::datatype::byte, root);
-      return;
-    }
-    const auto ranks = static_cast<std::size_t>(r.fast->size());
-    if (received->dense) {
-      cachecomm::gather(*r.fast, send, recvbuf, block, cachecomm::datatype::byte, root);
-    } else {
-      std::vector<std::byte>& blocks = preload::scratch(1);
-      blocks.resize(ranks * block);
-      if (in_place) {
-        preload::pack(at_block(recvbuf, static_cast<std::size_t>(root), recvcount, *received),
-                      static_cast<std::size_t>(recvcount), recvtype, *received,
-                      blocks.data() + static_cast<std::size_t>(root) * block, comm);
-      }
-      cachecomm::gather(*r.fast, send, blocks.data(), block, cachecomm::datatype::byte, root);
-      preload::unpack(blocks.data(), ranks * static_cast<std::size_t>(recvcount), recvtype,
-                      *received, recvbuf, comm);
-    }
-    if (own_bytes != block) throw_truncate("MPI_Gather", "the root sends", own_bytes, block);
-  });
+  int error = MPI_SUCCESS;
+  const planned_call plan =
+      plan_call(call_kind::gather, "MPI_Gather", comm, *r.fast, tuned_op::gather, block, error);
+  if (error != MPI_SUCCESS) return error;
+  const auto algorithm = static_cast<cachecomm::gather_algorithm>(plan.algorithm);
+  return run_planned(
+      call_kind::gather, "MPI_Gather", comm, *r.fast, plan, tuned_op::gather, block, pass, [&] {
+        const std::size_t own_bytes = in_place ? block : bytes_of(sendcount, *sent);
+        const void* send = in_place ? cachecomm::in_place : sendbuf;
+        if (!in_place && (!sent->dense || own_bytes != block)) {
+          std::vector<std::byte>& own = preload::scratch(0);
+          own.assign(std::max(own_bytes, block), std::byte{0});
+          preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
+                        comm);
+          send = own.data();
+        }
+        if (!is_root) {
+          cachecomm::gather(*r.fast, send, nullptr, block, cachecomm::datatype::byte, root,
+                            algorithm);
+          return;
+        }
+        const auto ranks = static_cast<std::size_t>(r.fast->size());
+        if (received->dense) {
+          cachecomm::gather(*r.fast, send, recvbuf, block, cachecomm::datatype::byte, root,
+                            algorithm);
+        } else {
+          std::vector<std::byte>& blocks = preload::scratch(1);
+          blocks.resize(ranks * block);
+          if (in_place) {
+            preload::pack(at_block(recvbuf, static_cast<std::size_t>(root), recvcount, *received),
+                          static_cast<std::size_t>(recvcount), recvtype, *received,
+                          blocks.data() + static_cast<std::size_t>(root) * block, comm);
+          }
+          cachecomm::gather(*r.fast, send, blocks.data(), block, cachecomm::datatype::byte, root,
+                            algorithm);
+          preload::unpack(blocks.data(), ranks * static_cast<std::size_t>(recvcount), recvtype,
+                          *received, recvbuf, comm);
+        }
+        if (own_bytes != block) throw_truncate("MPI_Gather", "the root sends", own_bytes, block);
+      });
 }
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -143,33 +155,42 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   // Every block is the root's send block: the same bytes everywhere.
   const std::size_t block = is_root ? bytes_of(sendcount, *sent) : bytes_of(recvcount, *received);
   if (block == 0) return pass_through(call_kind::scatter, outcome::empty, pass);
-  return serve(call_kind::scatter, comm, "MPI_Scatter", [&] {
-    const auto ranks = static_cast<std::size_t>(r.fast->size());
-    const void* send = sendbuf;
-    if (is_root && !sent->dense) {
-      std::vector<std::byte>& blocks = preload::scratch(0);
-      blocks.resize(ranks * block);
-      preload::pack(sendbuf, ranks * static_cast<std::size_t>(sendcount), sendtype, *sent,
-                    blocks.data(), comm);
-      send = blocks.data();
-    }
-    if (in_place) {
-      cachecomm::scatter(*r.fast, send, cachecomm::in_place_receive, block,
-                         cachecomm::datatype::byte, root);
-      return;
-    }
-    const std::size_t own_bytes = bytes_of(recvcount, *received);
-    if (received->dense && own_bytes == block) {
-      cachecomm::scatter(*r.fast, send, recvbuf, block, cachecomm::datatype::byte, root);
-      return;
-    }
-    std::vector<std::byte>& mine = preload::scratch(1);
-    mine.resize(block);
-    cachecomm::scatter(*r.fast, send, mine.data(), block, cachecomm::datatype::byte, root);
-    if (own_bytes != block) throw_truncate("MPI_Scatter", "this rank receives", own_bytes, block);
-    preload::unpack(mine.data(), static_cast<std::size_t>(recvcount), recvtype, *received, recvbuf,
-                    comm);
-  });
+  int error = MPI_SUCCESS;
+  const planned_call plan =
+      plan_call(call_kind::scatter, "MPI_Scatter", comm, *r.fast, tuned_op::scatter, block, error);
+  if (error != MPI_SUCCESS) return error;
+  const auto algorithm = static_cast<cachecomm::scatter_algorithm>(plan.algorithm);
+  return run_planned(call_kind::scatter, "MPI_Scatter", comm, *r.fast, plan, tuned_op::scatter,
+                     block, pass, [&] {
+                       const auto ranks = static_cast<std::size_t>(r.fast->size());
+                       const void* send = sendbuf;
+                       if (is_root && !sent->dense) {
+                         std::vector<std::byte>& blocks = preload::scratch(0);
+                         blocks.resize(ranks * block);
+                         preload::pack(sendbuf, ranks * static_cast<std::size_t>(sendcount),
+                                       sendtype, *sent, blocks.data(), comm);
+                         send = blocks.data();
+                       }
+                       if (in_place) {
+                         cachecomm::scatter(*r.fast, send, cachecomm::in_place_receive, block,
+                                            cachecomm::datatype::byte, root, algorithm);
+                         return;
+                       }
+                       const std::size_t own_bytes = bytes_of(recvcount, *received);
+                       if (received->dense && own_bytes == block) {
+                         cachecomm::scatter(*r.fast, send, recvbuf, block,
+                                            cachecomm::datatype::byte, root, algorithm);
+                         return;
+                       }
+                       std::vector<std::byte>& mine = preload::scratch(1);
+                       mine.resize(block);
+                       cachecomm::scatter(*r.fast, send, mine.data(), block,
+                                          cachecomm::datatype::byte, root, algorithm);
+                       if (own_bytes != block)
+                         throw_truncate("MPI_Scatter", "this rank receives", own_bytes, block);
+                       preload::unpack(mine.data(), static_cast<std::size_t>(recvcount), recvtype,
+                                       *received, recvbuf, comm);
+                     });
 }
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -195,38 +216,48 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   // Every rank receives blocks of this size from every rank.
   const std::size_t block = bytes_of(recvcount, *received);
   if (block == 0) return pass_through(call_kind::alltoall, outcome::empty, pass);
-  return serve(call_kind::alltoall, comm, "MPI_Alltoall", [&] {
-    const auto ranks = static_cast<std::size_t>(r.fast->size());
-    const auto items = ranks * static_cast<std::size_t>(recvcount);
-    const std::size_t own_bytes = in_place ? block : bytes_of(sendcount, *sent);
-    const void* send = in_place ? cachecomm::in_place : sendbuf;
-    if (own_bytes != block) {
-      // An erroneous program: take part with zeros (the others are waiting), then report it.
-      std::vector<std::byte>& zeros = preload::scratch(0);
-      zeros.assign(ranks * block, std::byte{0});
-      send = zeros.data();
-    } else if (!in_place && !sent->dense) {
-      std::vector<std::byte>& packed = preload::scratch(0);
-      packed.resize(ranks * block);
-      preload::pack(sendbuf, ranks * static_cast<std::size_t>(sendcount), sendtype, *sent,
-                    packed.data(), comm);
-      send = packed.data();
-    } else if (in_place && !received->dense) {
-      std::vector<std::byte>& packed = preload::scratch(0);
-      packed.resize(ranks * block);
-      preload::pack(recvbuf, items, recvtype, *received, packed.data(), comm);
-      send = packed.data();
-    }
-    if (received->dense) {
-      cachecomm::alltoall(*r.fast, send, recvbuf, block, cachecomm::datatype::byte);
-    } else {
-      std::vector<std::byte>& blocks = preload::scratch(1);
-      blocks.resize(ranks * block);
-      cachecomm::alltoall(*r.fast, send, blocks.data(), block, cachecomm::datatype::byte);
-      preload::unpack(blocks.data(), items, recvtype, *received, recvbuf, comm);
-    }
-    if (own_bytes != block) throw_truncate("MPI_Alltoall", "this rank sends", own_bytes, block);
-  });
+  int error = MPI_SUCCESS;
+  const planned_call plan = plan_call(call_kind::alltoall, "MPI_Alltoall", comm, *r.fast,
+                                      tuned_op::alltoall, block, error);
+  if (error != MPI_SUCCESS) return error;
+  const auto algorithm = static_cast<cachecomm::alltoall_algorithm>(plan.algorithm);
+  return run_planned(call_kind::alltoall, "MPI_Alltoall", comm, *r.fast, plan, tuned_op::alltoall,
+                     block, pass, [&] {
+                       const auto ranks = static_cast<std::size_t>(r.fast->size());
+                       const auto items = ranks * static_cast<std::size_t>(recvcount);
+                       const std::size_t own_bytes = in_place ? block : bytes_of(sendcount, *sent);
+                       const void* send = in_place ? cachecomm::in_place : sendbuf;
+                       if (own_bytes != block) {
+                         // An erroneous program: take part with zeros (the others are waiting),
+                         // then report it.
+                         std::vector<std::byte>& zeros = preload::scratch(0);
+                         zeros.assign(ranks * block, std::byte{0});
+                         send = zeros.data();
+                       } else if (!in_place && !sent->dense) {
+                         std::vector<std::byte>& packed = preload::scratch(0);
+                         packed.resize(ranks * block);
+                         preload::pack(sendbuf, ranks * static_cast<std::size_t>(sendcount),
+                                       sendtype, *sent, packed.data(), comm);
+                         send = packed.data();
+                       } else if (in_place && !received->dense) {
+                         std::vector<std::byte>& packed = preload::scratch(0);
+                         packed.resize(ranks * block);
+                         preload::pack(recvbuf, items, recvtype, *received, packed.data(), comm);
+                         send = packed.data();
+                       }
+                       if (received->dense) {
+                         cachecomm::alltoall(*r.fast, send, recvbuf, block,
+                                             cachecomm::datatype::byte, algorithm);
+                       } else {
+                         std::vector<std::byte>& blocks = preload::scratch(1);
+                         blocks.resize(ranks * block);
+                         cachecomm::alltoall(*r.fast, send, blocks.data(), block,
+                                             cachecomm::datatype::byte, algorithm);
+                         preload::unpack(blocks.data(), items, recvtype, *received, recvbuf, comm);
+                       }
+                       if (own_bytes != block)
+                         throw_truncate("MPI_Alltoall", "this rank sends", own_bytes, block);
+                     });
 }
 
 }  // extern "C"

@@ -179,42 +179,52 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (received->size == 0 ||
       std::all_of(recvcounts, recvcounts + ranks, [](int n) { return n == 0; }))
     return pass_through(kind, outcome::empty, pass);
-  return serve(kind, comm, "MPI_Allgatherv", [&] {
-    const int me = r.fast->rank();
-    const receive_blocks& blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);
-    std::size_t own_bytes = blocks.bytes[static_cast<std::size_t>(me)];
-    const void* send = cachecomm::in_place;
-    if (!in_place) {
-      own_bytes = static_cast<std::size_t>(sendcount) * sent->size;
-      send = sendbuf;
-      if (!sent->dense) {
-        std::vector<std::byte>& own = preload::scratch(0);
-        own.resize(own_bytes);
-        preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
-                      comm);
-        send = own.data();
-      }
-    }
-    if (received->dense) {
-      cachecomm::allgatherv(*r.fast, send, own_bytes, blocks.base, blocks.bytes, blocks.offsets,
-                            cachecomm::datatype::byte);
-      return;
-    }
-    std::vector<std::byte>& packed = preload::scratch(1);
-    packed.resize(blocks.packed_total);
-    if (in_place) {
-      preload::pack(block_at(recvbuf, displs, me, *received),
-                    static_cast<std::size_t>(recvcounts[me]), recvtype, *received,
-                    packed.data() + blocks.packed[static_cast<std::size_t>(me)], comm);
-    }
-    cachecomm::allgatherv(*r.fast, send, own_bytes, packed.data(), blocks.bytes, blocks.packed,
-                          cachecomm::datatype::byte);
-    for (int rank = 0; rank < ranks; ++rank) {
-      preload::unpack(packed.data() + blocks.packed[static_cast<std::size_t>(rank)],
-                      static_cast<std::size_t>(recvcounts[rank]), recvtype, *received,
-                      block_at(recvbuf, displs, rank, *received), comm);
-    }
-  });
+  // MPI requires the same recvcounts on every rank: the largest block is the same everywhere.
+  const std::size_t largest =
+      static_cast<std::size_t>(*std::max_element(recvcounts, recvcounts + ranks)) * received->size;
+  constexpr auto tuned = cachecomm::detail::tuned_op::allgatherv;
+  int error = MPI_SUCCESS;
+  const preload::planned_call plan =
+      preload::plan_call(kind, "MPI_Allgatherv", comm, *r.fast, tuned, largest, error);
+  if (error != MPI_SUCCESS) return error;
+  const auto algorithm = static_cast<cachecomm::allgatherv_algorithm>(plan.algorithm);
+  return preload::run_planned(
+      kind, "MPI_Allgatherv", comm, *r.fast, plan, tuned, largest, pass, [&] {
+        const int me = r.fast->rank();
+        const receive_blocks& blocks = blocks_of(recvbuf, recvcounts, displs, ranks, *received);
+        std::size_t own_bytes = blocks.bytes[static_cast<std::size_t>(me)];
+        const void* send = cachecomm::in_place;
+        if (!in_place) {
+          own_bytes = static_cast<std::size_t>(sendcount) * sent->size;
+          send = sendbuf;
+          if (!sent->dense) {
+            std::vector<std::byte>& own = preload::scratch(0);
+            own.resize(own_bytes);
+            preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
+                          comm);
+            send = own.data();
+          }
+        }
+        if (received->dense) {
+          cachecomm::allgatherv(*r.fast, send, own_bytes, blocks.base, blocks.bytes, blocks.offsets,
+                                cachecomm::datatype::byte, algorithm);
+          return;
+        }
+        std::vector<std::byte>& packed = preload::scratch(1);
+        packed.resize(blocks.packed_total);
+        if (in_place) {
+          preload::pack(block_at(recvbuf, displs, me, *received),
+                        static_cast<std::size_t>(recvcounts[me]), recvtype, *received,
+                        packed.data() + blocks.packed[static_cast<std::size_t>(me)], comm);
+        }
+        cachecomm::allgatherv(*r.fast, send, own_bytes, packed.data(), blocks.bytes, blocks.packed,
+                              cachecomm::datatype::byte, algorithm);
+        for (int rank = 0; rank < ranks; ++rank) {
+          preload::unpack(packed.data() + blocks.packed[static_cast<std::size_t>(rank)],
+                          static_cast<std::size_t>(recvcounts[rank]), recvtype, *received,
+                          block_at(recvbuf, displs, rank, *received), comm);
+        }
+      });
 }
 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,

@@ -32,8 +32,9 @@ namespace {
 using detail::choice_source;
 using detail::tuned_op;
 
-constexpr tuned_op data_ops[] = {tuned_op::broadcast, tuned_op::reduce, tuned_op::allreduce,
-                                 tuned_op::allgather};
+constexpr tuned_op data_ops[] = {tuned_op::broadcast, tuned_op::reduce,    tuned_op::allreduce,
+                                 tuned_op::allgather, tuned_op::gather,    tuned_op::scatter,
+                                 tuned_op::alltoall,  tuned_op::allgatherv};
 
 /// Sizes in three buckets: slots, the data region, and a pipelined message.
 constexpr std::size_t test_counts[] = {3, 1500, 40000};  // int64 elements
@@ -123,6 +124,59 @@ void call_and_check(comm& c, tuned_op op, std::size_t count, int iteration) {
       }
       break;
     }
+    case tuned_op::gather: {
+      const int root = iteration % size;
+      std::vector<long long> output(count * static_cast<std::size_t>(size), -1);
+      gather(c, input.data(), output.data(), count, datatype::int64, root);
+      if (rank == root) {
+        for (int from = 0; from < size; ++from) {
+          for (std::size_t i = 0; i < count; ++i)
+            ASSERT_EQ(output[static_cast<std::size_t>(from) * count + i], value(from, i)) << from;
+        }
+      }
+      break;
+    }
+    case tuned_op::scatter: {
+      const int root = (iteration + 1) % size;
+      std::vector<long long> blocks(count * static_cast<std::size_t>(size));
+      for (int to = 0; to < size; ++to) {
+        for (std::size_t i = 0; i < count; ++i)
+          blocks[static_cast<std::size_t>(to) * count + i] = value(to, i) + root;
+      }
+      std::vector<long long> output(count, -1);
+      scatter(c, blocks.data(), output.data(), count, datatype::int64, root);
+      for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(output[i], value(rank, i) + root) << i;
+      break;
+    }
+    case tuned_op::alltoall: {
+      // Block `to` of rank `from`: value(from, i) + 7 * to.
+      std::vector<long long> blocks(count * static_cast<std::size_t>(size));
+      for (int to = 0; to < size; ++to) {
+        for (std::size_t i = 0; i < count; ++i)
+          blocks[static_cast<std::size_t>(to) * count + i] = value(rank, i) + 7LL * to;
+      }
+      std::vector<long long> output(count * static_cast<std::size_t>(size), -1);
+      alltoall(c, blocks.data(), output.data(), count, datatype::int64);
+      for (int from = 0; from < size; ++from) {
+        for (std::size_t i = 0; i < count; ++i)
+          ASSERT_EQ(output[static_cast<std::size_t>(from) * count + i], value(from, i) + 7LL * rank)
+              << from;
+      }
+      break;
+    }
+    case tuned_op::allgatherv: {
+      const auto ranks = static_cast<std::size_t>(size);
+      const std::vector<std::size_t> counts(ranks, count);
+      std::vector<std::size_t> displacements(ranks);
+      for (std::size_t r = 0; r < ranks; ++r) displacements[r] = r * count;
+      std::vector<long long> output(count * ranks, -1);
+      allgatherv(c, input.data(), count, output.data(), counts, displacements, datatype::int64);
+      for (int from = 0; from < size; ++from) {
+        for (std::size_t i = 0; i < count; ++i)
+          ASSERT_EQ(output[static_cast<std::size_t>(from) * count + i], value(from, i)) << from;
+      }
+      break;
+    }
     case tuned_op::barrier: break;
   }
 }
@@ -143,6 +197,10 @@ std::string choice_of(comm& c, tuned_op op, std::size_t bytes) {
     case tuned_op::reduce: return explain_reduce(c, bytes).algorithm;
     case tuned_op::allreduce: return explain_allreduce(c, bytes).algorithm;
     case tuned_op::allgather: return explain_allgather(c, bytes).algorithm;
+    case tuned_op::gather: return explain_gather(c, bytes).algorithm;
+    case tuned_op::scatter: return explain_scatter(c, bytes).algorithm;
+    case tuned_op::alltoall: return explain_alltoall(c, bytes).algorithm;
+    case tuned_op::allgatherv: return explain_allgatherv(c, bytes).algorithm;
     case tuned_op::barrier: break;
   }
   return {};

@@ -59,4 +59,14 @@ foreach(np IN ITEMS 2 3)
          --reason MPI_Allreduce:mpi-faster --reason MPI_Allgather:mpi-faster
          -- $<TARGET_FILE:preload_collectives>)
   set_tests_properties(preload_mpi_faster.np${np} PROPERTIES FIXTURES_REQUIRED preload_mpi_faster_np${np})
+  if(np EQUAL 2)
+    # The block collectives a tuning file can hand to MPI, every datatype, root and in-place case.
+    preload_case(preload_mpi_faster_blocks RANKS ${np} RUN_LIMIT 400
+      ARGS --env CACHECOMM_TUNING=${CMAKE_CURRENT_BINARY_DIR}/preload_mpi_faster.np${np}.json
+           --reason MPI_Gather:mpi-faster --reason MPI_Scatter:mpi-faster
+           --reason MPI_Alltoall:mpi-faster --reason MPI_Allgatherv:mpi-faster
+           -- $<TARGET_FILE:preload_conformance>)
+    set_tests_properties(preload_mpi_faster_blocks.np${np} PROPERTIES
+      FIXTURES_REQUIRED preload_mpi_faster_np${np})
+  endif()
 endforeach()

@@ -98,7 +98,49 @@ bool one_node(const comm& c) {
 std::string all_choices(comm& c, std::size_t bytes) {
   return explain_broadcast(c, bytes).algorithm + " " + explain_reduce(c, bytes).algorithm + " " +
          explain_allreduce(c, bytes).algorithm + " " + explain_allgather(c, bytes).algorithm + " " +
+         explain_gather(c, bytes).algorithm + " " + explain_scatter(c, bytes).algorithm + " " +
+         explain_alltoall(c, bytes).algorithm + " " + explain_allgatherv(c, bytes).algorithm + " " +
          std::string(to_string(c.default_barrier())) + " " + c.default_barrier_reason();
+}
+
+/// Gather, scatter, alltoall and allgatherv, automatic, of `count` elements per rank (`input`: this
+/// rank's, element i is i + rank).
+void expect_block_collectives_correct(comm& c, const std::vector<long long>& input,
+                                      std::size_t count) {
+  const int rank = c.rank();
+  const auto ranks = static_cast<std::size_t>(c.size());
+  const int root = c.size() - 1;
+  const auto value = [](std::size_t from, std::size_t i) {
+    return static_cast<long long>(i) + static_cast<long long>(from);
+  };
+  std::vector<long long> all(count * ranks, -1);
+  gather(c, input.data(), all.data(), count, datatype::int64, root);
+  if (rank == root) {
+    for (std::size_t from = 0; from < ranks; ++from)
+      ASSERT_EQ(all[from * count + count - 1], value(from, count - 1)) << "gather";
+  }
+  std::vector<long long> sent(count * ranks);
+  for (std::size_t to = 0; to < ranks; ++to)
+    for (std::size_t i = 0; i < count; ++i) sent[to * count + i] = value(to, i) * 3;
+  std::vector<long long> mine(count, -1);
+  scatter(c, sent.data(), mine.data(), count, datatype::int64, root);
+  ASSERT_EQ(mine[count - 1], value(static_cast<std::size_t>(rank), count - 1) * 3) << "scatter";
+  for (std::size_t to = 0; to < ranks; ++to)
+    for (std::size_t i = 0; i < count; ++i) sent[to * count + i] = value(to, i) + 1000 * rank;
+  std::fill(all.begin(), all.end(), -1);
+  alltoall(c, sent.data(), all.data(), count, datatype::int64);
+  for (std::size_t from = 0; from < ranks; ++from) {
+    ASSERT_EQ(all[from * count + count - 1], value(static_cast<std::size_t>(rank), count - 1) +
+                                                 1000 * static_cast<long long>(from))
+        << "alltoall";
+  }
+  const std::vector<std::size_t> counts(ranks, count);
+  std::vector<std::size_t> displacements(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) displacements[r] = r * count;
+  std::fill(all.begin(), all.end(), -1);
+  allgatherv(c, input.data(), count, all.data(), counts, displacements, datatype::int64);
+  for (std::size_t from = 0; from < ranks; ++from)
+    ASSERT_EQ(all[from * count + count - 1], value(from, count - 1)) << "allgatherv";
 }
 
 /// Every data collective and the barrier, automatic, checked against the expected values (both
@@ -152,6 +194,7 @@ void expect_collectives_correct(comm& c) {
       ASSERT_EQ(gathered[static_cast<std::size_t>(from) * count + count - 1],
                 static_cast<long long>(count - 1) + from);
     }
+    ASSERT_NO_FATAL_FAILURE(expect_block_collectives_correct(c, input, count));
   }
   c.barrier();
 }
@@ -170,6 +213,10 @@ TEST(Tuning, SystemMpiChosenForEveryOperationIsCorrect) {
     const auto allgather_choice = explain_allgather(c, bytes);
     EXPECT_EQ(allgather_choice.algorithm, "mpi");
     EXPECT_NE(allgather_choice.reason.find("cachecomm-tune"), std::string::npos);
+    EXPECT_EQ(explain_gather(c, bytes).algorithm, "mpi");
+    EXPECT_EQ(explain_scatter(c, bytes).algorithm, "mpi");
+    EXPECT_EQ(explain_alltoall(c, bytes).algorithm, "mpi");
+    EXPECT_EQ(explain_allgatherv(c, bytes).algorithm, "mpi");
   }
   EXPECT_EQ(c.default_barrier_reason().find("MPI_Barrier") != std::string::npos, one_node(c))
       << c.default_barrier_reason();
@@ -182,7 +229,11 @@ TEST(Tuning, MeasuredAlgorithmIsUsed) {
                    switch (op) {
                      case tuned_op::barrier: return "binomial";
                      case tuned_op::broadcast: return "central";
-                     case tuned_op::allgather: return "central";
+                     case tuned_op::allgather:
+                     case tuned_op::gather:
+                     case tuned_op::scatter:
+                     case tuned_op::alltoall:
+                     case tuned_op::allgatherv: return "central";
                      default: return "reduce-scatter";
                    }
                  })}));
@@ -192,6 +243,8 @@ TEST(Tuning, MeasuredAlgorithmIsUsed) {
     EXPECT_NE(explain_broadcast(c, 8).reason.find("cachecomm-tune"), std::string::npos);
     EXPECT_EQ(explain_allreduce(c, 1 << 20).algorithm, "reduce-scatter");
     EXPECT_EQ(explain_allgather(c, 1 << 22).algorithm, "central");
+    EXPECT_EQ(explain_gather(c, 1 << 20).algorithm, "central");  // not the built-in MPI rule
+    EXPECT_EQ(explain_alltoall(c, 1 << 20).algorithm, "central");
     EXPECT_EQ(c.default_barrier(), barrier_algorithm::binomial);
   }
   expect_collectives_correct(c);

@@ -11,8 +11,10 @@ namespace {
 
 using namespace cachecomm::detail;
 using cachecomm::allgather_algorithm;
+using cachecomm::allgatherv_algorithm;
 using cachecomm::barrier_algorithm;
 using cachecomm::broadcast_algorithm;
+using cachecomm::gather_algorithm;
 using cachecomm::reduce_algorithm;
 
 tuning_key sample_key() {
@@ -102,6 +104,35 @@ TEST(tuning_file, partial_files_are_rejected) {
   std::string missing = tuning_file_text({sample_table("slots", "central")});
   missing.replace(missing.find("\"allgather\""), 11, "\"gathering\"");
   expect_rejected(missing, "missing field 'allgather'");
+}
+
+TEST(tuning_file, block_collectives_are_optional_and_round_trip) {
+  // A file without them (written before they were tuned) is complete: the built-in rules decide.
+  const std::string older = tuning_file_text({sample_table("slots", "central")});
+  EXPECT_EQ(older.find("\"gather\""), std::string::npos);
+  const tuning_choices none = choices_of(parse_tuning_file(older).at(0));
+  for (const tuned_op op :
+       {tuned_op::gather, tuned_op::scatter, tuned_op::alltoall, tuned_op::allgatherv})
+    EXPECT_EQ(none.at(op, 1 << 20), tuning_choices::none) << to_string(op);
+
+  tuning_table table = sample_table("slots", "central");
+  table.entries[static_cast<std::size_t>(tuned_op::gather)] = {{8, "central", {}, {}},
+                                                               {1 << 20, "mpi", {}, {}}};
+  table.entries[static_cast<std::size_t>(tuned_op::allgatherv)] = {
+      {1 << 20, "single-copy", {}, {}}};
+  const std::string text = tuning_file_text({table});
+  const auto tables = parse_tuning_file(text);
+  EXPECT_EQ(tuning_file_text(tables), text);
+  const tuning_choices choices = choices_of(tables.at(0));
+  EXPECT_EQ(choices.at(tuned_op::gather, 8), static_cast<std::int8_t>(gather_algorithm::central));
+  EXPECT_EQ(choices.at(tuned_op::gather, 4 << 20), tuning_choices::system_mpi);
+  EXPECT_EQ(choices.at(tuned_op::allgatherv, 8),
+            static_cast<std::int8_t>(allgatherv_algorithm::single_copy));
+  EXPECT_EQ(choices.at(tuned_op::scatter, 8), tuning_choices::none);
+
+  std::string unknown = text;
+  unknown.replace(unknown.find("\"central\"", unknown.find("\"gather\"")), 9, "\"quantum\"");
+  expect_rejected(unknown, "unknown gather algorithm 'quantum'");
 }
 
 TEST(tuning_file, only_a_table_of_this_node_matches) {

@@ -13,6 +13,7 @@
 namespace {
 
 using cachecomm::allgather_algorithm;
+using cachecomm::allgatherv_algorithm;
 using cachecomm::alltoall_algorithm;
 using cachecomm::barrier_algorithm;
 using cachecomm::broadcast_algorithm;
@@ -196,6 +197,51 @@ TEST(selection, system_allgather_only_for_large_blocks_of_a_pair_on_one_node) {
   auto two_nodes = input_of(4 * MiB, pair);
   two_nodes.node_count = 2;
   EXPECT_FALSE(system_allgather_preferred(two_nodes, automatic));
+}
+
+TEST(selection, system_gather_from_128_KiB_blocks_of_a_pair_on_one_node) {
+  const std::size_t from = thresholds::system_gather_min_bytes;
+  EXPECT_EQ(from, 128 * KiB);
+  EXPECT_TRUE(system_mpi_reason(input_of(from - 1, pair), tuned_op::gather, true).empty());
+  EXPECT_EQ(system_mpi_reason(input_of(from, pair), tuned_op::gather, true), system_gather_reason);
+  EXPECT_EQ(system_mpi_reason(input_of(4 * MiB, pair_without_single_copy), tuned_op::gather, true),
+            system_gather_reason);
+  EXPECT_TRUE(system_mpi_reason(input_of(4 * MiB, pair), tuned_op::gather, false).empty());
+  EXPECT_TRUE(
+      system_mpi_reason(input_of(4 * MiB, pair_oversubscribed), tuned_op::gather, true).empty());
+  EXPECT_TRUE(system_mpi_reason(input_of(4 * MiB, three), tuned_op::gather, true).empty());
+  auto two_nodes = input_of(4 * MiB, pair);
+  two_nodes.node_count = 2;
+  EXPECT_TRUE(system_mpi_reason(two_nodes, tuned_op::gather, true).empty());
+  // The other block collectives keep cachecomm's algorithms unless a tuning file says otherwise.
+  for (const tuned_op op : {tuned_op::scatter, tuned_op::alltoall, tuned_op::allgatherv})
+    EXPECT_TRUE(system_mpi_reason(input_of(4 * MiB, pair), op, true).empty());
+}
+
+TEST(selection, a_tuning_file_decides_the_block_collectives) {
+  tuning_choices choices;
+  const auto row = [&](tuned_op op) -> auto& {
+    return choices.choice[static_cast<std::size_t>(op)];
+  };
+  row(tuned_op::gather).fill(static_cast<std::int8_t>(gather_algorithm::central));
+  row(tuned_op::scatter).fill(tuning_choices::system_mpi);
+  row(tuned_op::alltoall).fill(static_cast<std::int8_t>(alltoall_algorithm::central));
+  row(tuned_op::allgatherv).fill(static_cast<std::int8_t>(allgatherv_algorithm::central));
+  auto input = input_of(MiB, pair);
+  input.measured = &choices;
+  // A measured algorithm beats the built-in MPI rule and the single-copy rules...
+  EXPECT_TRUE(system_mpi_reason(input, tuned_op::gather, true).empty());
+  EXPECT_EQ(select_gather(input, gather_algorithm::automatic).algorithm, gather_algorithm::central);
+  EXPECT_EQ(select_gather(input, gather_algorithm::automatic).reason, measured_reason);
+  EXPECT_EQ(select_alltoall(input, alltoall_algorithm::automatic).algorithm,
+            alltoall_algorithm::central);
+  EXPECT_EQ(select_allgatherv(input, allgatherv_algorithm::automatic).algorithm,
+            allgatherv_algorithm::central);
+  // ... a measured MPI hands the call over, and a forced algorithm wins over both.
+  EXPECT_EQ(system_mpi_reason(input, tuned_op::scatter, true), measured_mpi_reason);
+  EXPECT_TRUE(system_mpi_reason(input, tuned_op::scatter, false).empty());
+  EXPECT_EQ(select_gather(input, gather_algorithm::single_copy).algorithm,
+            gather_algorithm::single_copy);
 }
 
 TEST(selection, intel_mpi_takes_its_measured_ranges_of_allreduce_and_allgather_at_a_pair) {
