@@ -93,12 +93,19 @@ void online_selector::order_round(bucket_state& state) {
 }
 
 void online_selector::settle(bucket_state& state) {
-  // The smallest estimate; ties to the earlier candidate (the built-in choice comes first).
-  std::size_t best = 0;
+  // The fastest other candidate replaces the rules' choice (candidate 0) only when it is clearly
+  // faster: trial calls are few and noisy, and a close call decided by noise would trade the rules'
+  // measured choice (and, against MPI's call, rank-order results) for nothing.
+  std::size_t challenger = 0;
   for (std::size_t i = 1; i < state.candidate_count; ++i) {
-    if (!state.pruned[i] && state.estimate[i] < state.estimate[best]) best = i;
+    if (state.pruned[i]) continue;
+    if (challenger == 0 || state.estimate[i] < state.estimate[challenger]) challenger = i;
   }
-  state.chosen = state.candidates[best];
+  const std::uint64_t rules = state.estimate[0];
+  const std::uint64_t other = challenger == 0 ? no_time : state.estimate[challenger];
+  const bool clearly_faster =
+      other != no_time && (rules == no_time || other < rules - rules / 100 * switch_margin_percent);
+  state.chosen = state.candidates[clearly_faster ? challenger : 0];
   state.source = choice_source::online;
 }
 

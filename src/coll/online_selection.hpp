@@ -52,6 +52,8 @@ class online_selector {
   /// A candidate whose first call took more than this many times the fastest first call gets no
   /// more calls.
   static constexpr std::uint64_t prune_factor = 4;
+  /// Another candidate replaces the rules' choice only if its estimate is this many percent lower.
+  static constexpr std::uint64_t switch_margin_percent = 10;
   static constexpr std::size_t max_candidates = 8;
   static constexpr std::size_t buckets = tuning_choices::buckets;
   /// A sample that failed or was never timed.

@@ -108,7 +108,7 @@ TEST(OnlineSelector, EveryRankRunsTheSameSchedule) {
 TEST(OnlineSelector, TheSlowestRankDecides) {
   bucket_driver driver;
   // Here candidate 2 is the fastest, but another rank saw it take 2000 ns each time.
-  driver.times = {{1, 500}, {2, 100}, {3, 900}, {mpi, 450}};
+  driver.times = {{1, 500}, {2, 100}, {3, 900}, {mpi, 440}};
   driver.slower = {{100, 2000}};
   for (int i = 0; i < 20; ++i) driver.call();
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
@@ -116,7 +116,7 @@ TEST(OnlineSelector, TheSlowestRankDecides) {
 
 TEST(OnlineSelector, CandidatesFarSlowerThanTheFastestFirstCallAreDroppedAfterOneCall) {
   bucket_driver driver;
-  driver.times = {{1, 100}, {2, 401}, {3, 350}, {mpi, 90}};
+  driver.times = {{1, 100}, {2, 321}, {3, 300}, {mpi, 80}};
   for (int i = 0; i < 20; ++i) driver.call();
   ASSERT_EQ(driver.ran.size(), 4U + 2 * 3);
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 1);
@@ -135,6 +135,17 @@ TEST(OnlineSelector, TheRulesChoiceIsNeverPrunedByASlowFirstCall) {
   for (int i = 0; i < 20; ++i) driver.call();
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 1), 3);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+}
+
+TEST(OnlineSelector, OnlyAClearlyFasterCandidateReplacesTheRulesChoice) {
+  bucket_driver close;
+  close.times = {{1, 500}, {2, 460}, {3, 900}, {mpi, 470}};  // 8 % faster: noise
+  for (int i = 0; i < 20; ++i) close.call();
+  EXPECT_EQ(close.selector.settled(close.op, close.bytes), 1);
+  bucket_driver clear;
+  clear.times = {{1, 500}, {2, 440}, {3, 900}, {mpi, 470}};  // 12 % faster
+  for (int i = 0; i < 20; ++i) clear.call();
+  EXPECT_EQ(clear.selector.settled(clear.op, clear.bytes), 2);
 }
 
 TEST(OnlineSelector, TiesKeepTheRulesChoice) {
