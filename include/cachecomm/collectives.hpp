@@ -36,6 +36,8 @@ enum class reduce_algorithm {
   reduce_scatter,  ///< each rank reduces one slice of every input, then the slices are gathered
   gather_reduce,   ///< every rank stages its input in chunks; each receiver reduces all inputs (2
                    ///< ranks)
+  split_pipeline,  ///< reduce-scatter and allgather of every chunk in one pipeline (each rank
+                   ///< reduces its slice of chunk c while the others read chunk c + 1)
 };
 
 enum class allgather_algorithm {

@@ -93,6 +93,14 @@ constexpr std::array reductions = {
         [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
            reduce_op op, int root) { engine.reduce_gather(input, output, count, type, op, root); },
         always},
+    reduce_entry{
+        reduce_algorithm::split_pipeline, "split-pipeline",
+        "reduce-scatter and allgather of every chunk in one pipeline: each rank reduces its slice "
+        "of a chunk while the others read its staged slices of the next one, through every "
+        "position of the data region",
+        [](coll_engine& engine, const void* input, void* output, std::size_t count, datatype type,
+           reduce_op op, int root) { engine.reduce_split(input, output, count, type, op, root); },
+        always},
 };
 
 constexpr std::array allgathers = {

@@ -182,6 +182,8 @@ class coll_engine {
                       reduce_op op, int root);
   void reduce_gather(const void* input, void* output, std::size_t count, datatype type,
                      reduce_op op, int root);  // reduce_large.cpp
+  void reduce_split(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
+                    int root);  // reduce_split.cpp
   void allgather_central(const void* input, void* output, std::size_t block_bytes);
   void allgather_single_copy(const void* input, void* output,
                              std::size_t block_bytes);  // allgather_single_copy.cpp
@@ -294,6 +296,8 @@ class coll_engine {
 
   /// Bytes each rank stages per step in reduce_gather (smaller when the region is short).
   static constexpr std::size_t reduce_gather_chunk = 64U << 10;
+  /// Bytes of one rank's slice of a chunk in reduce_split (smaller when the region is short).
+  static constexpr std::size_t split_slice_bytes = 16U << 10;
   /// Single copy: publishes `address` for this step's readers (the address line, then `posted`).
   void publish_address(std::uint32_t step, const void* address);
   /// The address `rank` published for `step` (waits for it).
@@ -319,9 +323,10 @@ class coll_engine {
   std::byte* m_region = nullptr;          // two halves of region_bytes
   const cross_memory* m_cross = nullptr;  // the comm's single copy (probed once per comm)
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
-  std::vector<std::byte> m_scratch;   // reduce-scatter: a non-receiver's reduced slice
-  std::vector<std::byte> m_pulled;    // single-copy reduce_scatter_block: the blocks pulled
-  std::vector<std::uint64_t> m_addresses;  // single copy: the addresses the others published
+  std::vector<const void*> m_block_inputs;  // reduce_split: m_inputs advanced to one block
+  std::vector<std::byte> m_scratch;         // reduce-scatter: a non-receiver's reduced slice
+  std::vector<std::byte> m_pulled;          // single-copy reduce_scatter_block: the blocks pulled
+  std::vector<std::uint64_t> m_addresses;   // single copy: the addresses the others published
   // alltoallv: per rank what its slot told this rank (bytes it sends here, whether they came in
   // its slot, their address in its buffer), kept past the slot's step.
   static constexpr std::size_t peer_words = 3;

@@ -3,6 +3,7 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -17,16 +18,12 @@ bool streaming_stores_pay_off() {
   return std::strcmp(name, "AuthenticAMD") == 0;
 }
 
-void copy_to_shared(void* destination, const void* source, std::size_t bytes, bool streaming) {
-  if (!streaming || bytes < streaming_copy_min_bytes) {
-    std::memcpy(destination, source, bytes);
-    return;
-  }
+void stream_to_shared(void* destination, const void* source, std::size_t bytes) {
   auto* out = static_cast<std::byte*>(destination);
   const auto* in = static_cast<const std::byte*>(source);
   // Streaming stores need an aligned destination: the head up to the next line goes by memcpy.
   const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(out) % 64;
-  const std::size_t head = misalignment == 0 ? 0 : 64 - misalignment;
+  const std::size_t head = std::min(bytes, misalignment == 0 ? 0 : 64 - misalignment);
   std::memcpy(out, in, head);
   std::size_t done = head;
   for (; done + 64 <= bytes; done += 64) {
@@ -46,6 +43,14 @@ void copy_to_shared(void* destination, const void* source, std::size_t bytes, bo
 #endif
   }
   std::memcpy(out + done, in + done, bytes - done);
+}
+
+void copy_to_shared(void* destination, const void* source, std::size_t bytes, bool streaming) {
+  if (!streaming || bytes < streaming_copy_min_bytes) {
+    std::memcpy(destination, source, bytes);
+    return;
+  }
+  stream_to_shared(destination, source, bytes);
   // Streaming stores are weakly ordered: they must be visible before the flag that publishes them.
   _mm_sfence();
 }

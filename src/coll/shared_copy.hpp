@@ -15,6 +15,10 @@ namespace cachecomm::detail {
 /// store fence, so a release store after it publishes the data.
 void copy_to_shared(void* destination, const void* source, std::size_t bytes, bool streaming);
 
+/// Streaming stores of any size, without the closing store fence: for a writer that streams many
+/// pieces (each straight after computing it, while it is in L1) and fences once before publishing.
+void stream_to_shared(void* destination, const void* source, std::size_t bytes);
+
 /// CACHECOMM_STREAMING_STORES=auto (when not oversubscribed): whether this CPU's cross-core
 /// ownership transfers are slow enough for streaming stores to pay off. AMD (measured above; on
 /// EPYC, cores of different core complexes reach each other's caches through the I/O die); not

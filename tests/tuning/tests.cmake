@@ -20,7 +20,7 @@ foreach(variant IN ITEMS plain measure)
     set(info_expect "allreduce +4096 B: [a-z-]+ +allreduce 4 KiB\\.\\.8 KiB: [a-z-]+ \\(measured online: ")
   else()
     set(info_args)
-    set(info_expect "online selection will measure gather-reduce, slots, reduce-scatter, mpi")
+    set(info_expect "online selection will measure gather-reduce, slots, reduce-scatter, split-pipeline, mpi")
   endif()
   add_test(NAME online_info_${variant}.np2
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS}
