@@ -32,6 +32,30 @@ int mpi_count(std::size_t count, const char* what) {
   });
 }
 
+/// Runs one block collective of a one-node comm through the system MPI (`system_call`) or one of
+/// cachecomm's algorithms (`own_call`), as the forced algorithm or the automatic plan says (a
+/// tuning file, online selection, the built-in rules), timing it for online selection. A comm
+/// spanning nodes hands the call to MPI whole.
+template <typename Algorithm, typename SystemCall, typename OwnCall>
+void run_block_collective(comm& c, detail::tuned_op op, std::size_t block, Algorithm algorithm,
+                          SystemCall&& system_call, OwnCall&& own_call) {
+  if (!c.impl().single_node()) {
+    system_call();
+    return;
+  }
+  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
+  if (algorithm == Algorithm::automatic) plan = detail::plan_automatic_call(c, op, block);
+  const detail::trial_timer timer(plan.trial);
+  if (plan.choice == detail::tuning_choices::system_mpi) {
+    // Under the preload this reaches the PMPI_ call: the call runs inside cachecomm.
+    detail::agree_before_system_call(c, op, block);
+    system_call();
+  } else {
+    own_call(static_cast<Algorithm>(plan.choice));
+  }
+  timer.finish(c, op, block);
+}
+
 /// The byte size of `count` elements of `type` on `ranks` ranks, or invalid_argument naming what is
 /// wrong.
 std::size_t checked_block(const char* what, std::size_t count, datatype type, std::size_t ranks) {
@@ -107,27 +131,14 @@ void gather(comm& c, const void* send, void* receive, std::size_t count_per_rank
   if (is_root) check_buffer("gather", "receive", receive);
   auto* out = static_cast<std::byte*>(receive);
   const void* input = send == in_place ? out + static_cast<std::size_t>(c.rank()) * block : send;
-  auto& impl = c.impl();
-  if (!impl.single_node()) {
-    const int bytes = mpi_count(block, "gather");
-    CACHECOMM_MPI(MPI_Gather(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
-                             bytes, MPI_BYTE, root, c.mpi_comm()));
-    return;
-  }
-  constexpr auto op = detail::tuned_op::gather;
-  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
-  if (algorithm == gather_algorithm::automatic) plan = detail::plan_automatic_call(c, op, block);
-  const detail::trial_timer timer(plan.trial);
-  if (plan.choice == detail::tuning_choices::system_mpi) {
-    // Under the preload this reaches PMPI_Gather: the call runs inside cachecomm.
-    detail::agree_before_system_call(c, op, block);
-    const int bytes = mpi_count(block, "gather");
-    CACHECOMM_MPI(MPI_Gather(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
-                             bytes, MPI_BYTE, root, c.mpi_comm()));
-  } else {
-    engine.gather(input, receive, block, root, static_cast<gather_algorithm>(plan.choice));
-  }
-  timer.finish(c, op, block);
+  run_block_collective(
+      c, detail::tuned_op::gather, block, algorithm,
+      [&] {
+        const int bytes = mpi_count(block, "gather");
+        CACHECOMM_MPI(MPI_Gather(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
+                                 bytes, MPI_BYTE, root, c.mpi_comm()));
+      },
+      [&](gather_algorithm chosen) { engine.gather(input, receive, block, root, chosen); });
 }
 
 void scatter(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type,
@@ -149,27 +160,17 @@ void scatter(comm& c, const void* send, void* receive, std::size_t count_per_ran
   }
   if (is_root) check_buffer("scatter", "send", send);
   if (receive != in_place) check_buffer("scatter", "receive", receive);
-  auto& impl = c.impl();
-  if (!impl.single_node()) {
-    const int bytes = mpi_count(block, "scatter");
-    CACHECOMM_MPI(MPI_Scatter(send, bytes, MPI_BYTE, receive == in_place ? MPI_IN_PLACE : receive,
-                              bytes, MPI_BYTE, root, c.mpi_comm()));
-    return;
-  }
-  constexpr auto op = detail::tuned_op::scatter;
-  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
-  if (algorithm == scatter_algorithm::automatic) plan = detail::plan_automatic_call(c, op, block);
-  const detail::trial_timer timer(plan.trial);
-  if (plan.choice == detail::tuning_choices::system_mpi) {
-    detail::agree_before_system_call(c, op, block);
-    const int bytes = mpi_count(block, "scatter");
-    CACHECOMM_MPI(MPI_Scatter(send, bytes, MPI_BYTE, receive == in_place ? MPI_IN_PLACE : receive,
-                              bytes, MPI_BYTE, root, c.mpi_comm()));
-  } else {
-    engine.scatter(send, receive == in_place ? nullptr : receive, block, root,
-                   static_cast<scatter_algorithm>(plan.choice));
-  }
-  timer.finish(c, op, block);
+  run_block_collective(
+      c, detail::tuned_op::scatter, block, algorithm,
+      [&] {
+        const int bytes = mpi_count(block, "scatter");
+        CACHECOMM_MPI(MPI_Scatter(send, bytes, MPI_BYTE,
+                                  receive == in_place ? MPI_IN_PLACE : receive, bytes, MPI_BYTE,
+                                  root, c.mpi_comm()));
+      },
+      [&](scatter_algorithm chosen) {
+        engine.scatter(send, receive == in_place ? nullptr : receive, block, root, chosen);
+      });
 }
 
 void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_rank, datatype type) {
@@ -192,36 +193,25 @@ void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_ra
           "cachecomm: alltoall: the send and receive buffers overlap (use in_place)");
     }
   }
-  auto& impl = c.impl();
-  if (!impl.single_node()) {
-    const int bytes = mpi_count(block, "alltoall");
-    CACHECOMM_MPI(MPI_Alltoall(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
-                               bytes, MPI_BYTE, c.mpi_comm()));
-    return;
-  }
-  constexpr auto op = detail::tuned_op::alltoall;
-  detail::automatic_plan plan{static_cast<std::int8_t>(algorithm), false};
-  if (algorithm == alltoall_algorithm::automatic) plan = detail::plan_automatic_call(c, op, block);
-  const detail::trial_timer timer(plan.trial);
-  if (plan.choice == detail::tuning_choices::system_mpi) {
-    detail::agree_before_system_call(c, op, block);
-    const int bytes = mpi_count(block, "alltoall");
-    CACHECOMM_MPI(MPI_Alltoall(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
-                               bytes, MPI_BYTE, c.mpi_comm()));
-    timer.finish(c, op, block);
-    return;
-  }
-  // In place: the blocks to send are copied aside first, since the others read them while this
-  // rank's own receives overwrite the buffer.
-  std::vector<std::byte> staged;
-  const void* input = send;
-  if (send == in_place) {
-    staged.assign(static_cast<const std::byte*>(receive),
-                  static_cast<const std::byte*>(receive) + block * ranks);
-    input = staged.data();
-  }
-  engine.alltoall(input, receive, block, static_cast<alltoall_algorithm>(plan.choice));
-  timer.finish(c, op, block);
+  run_block_collective(
+      c, detail::tuned_op::alltoall, block, algorithm,
+      [&] {
+        const int bytes = mpi_count(block, "alltoall");
+        CACHECOMM_MPI(MPI_Alltoall(send == in_place ? MPI_IN_PLACE : send, bytes, MPI_BYTE, receive,
+                                   bytes, MPI_BYTE, c.mpi_comm()));
+      },
+      [&](alltoall_algorithm chosen) {
+        // In place: the blocks to send are copied aside first, since the others read them while
+        // this rank's own receives overwrite the buffer.
+        std::vector<std::byte> staged;
+        const void* input = send;
+        if (send == in_place) {
+          staged.assign(static_cast<const std::byte*>(receive),
+                        static_cast<const std::byte*>(receive) + block * ranks);
+          input = staged.data();
+        }
+        engine.alltoall(input, receive, block, chosen);
+      });
 }
 
 namespace {
