@@ -45,6 +45,8 @@ enum class allgather_algorithm {
   central,      ///< each rank copies its block into shared memory, every rank copies all blocks out
   single_copy,  ///< every rank pulls the others' blocks straight from their buffers (cross-memory
                 ///< attach)
+  stage_or_pull,  ///< each rank stages its block in shared memory while that copy runs at local
+                  ///< speed, and has it pulled (cross-memory attach) while it does not
 };
 
 // Names, parsing and lists come from one registry per collective (src/coll/algorithm_registry.cpp).

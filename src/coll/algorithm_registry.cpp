@@ -123,6 +123,18 @@ constexpr std::array allgathers = {
             engine.allgather_central(input, output, block_bytes);
         },
         with_single_copy},
+    allgather_entry{
+        allgather_algorithm::stage_or_pull, "stage-or-pull",
+        "each rank copies its block into shared memory with ordinary stores while that copy runs "
+        "near local-copy speed, and has the others pull it from its buffer (cross-memory attach) "
+        "while it does not (where the kernel refuses cross-memory attach: central)",
+        [](coll_engine& engine, const void* input, void* output, std::size_t block_bytes) {
+          if (engine.node_size() > 1 && engine.single_copy_available())
+            engine.allgather_stage_or_pull(input, output, block_bytes);
+          else
+            engine.allgather_central(input, output, block_bytes);
+        },
+        with_single_copy},
 };
 
 // The tree-shaped barriers share their phases; each walks its own trees.

@@ -111,6 +111,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.streaming_stores = settings.streaming == streaming_choice::automatic
                                   ? !m_oversubscribed && streaming_stores_pay_off()
                                   : settings.streaming == streaming_choice::on;
+  m_tuning.allgather_staging = settings.allgather_staging;
   m_tuning.broadcast = settings.broadcast;
   m_tuning.reduce = settings.reduce;
   m_tuning.allreduce = settings.allreduce;

@@ -15,7 +15,9 @@
 
 #include "cachecomm/collectives.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/coll_settings.hpp"
 #include "coll/online_selection.hpp"
+#include "coll/staging_choice.hpp"
 #include "coll/tuning_table.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/cross_memory.hpp"
@@ -31,7 +33,8 @@ struct coll_tuning {
   std::size_t chunk_bytes =
       128 << 10;                  ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
   bool streaming_stores = false;  ///< copies into the shared region bypass the caches
-  bool check = false;             ///< verify matching arguments across ranks
+  staging_mode allgather_staging = staging_mode::automatic;  ///< CACHECOMM_ALLGATHER_STAGING
+  bool check = false;  ///< verify matching arguments across ranks
   // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: selection.hpp)
   broadcast_algorithm broadcast = broadcast_algorithm::automatic;
   reduce_algorithm reduce = reduce_algorithm::automatic;
@@ -187,6 +190,8 @@ class coll_engine {
   void allgather_central(const void* input, void* output, std::size_t block_bytes);
   void allgather_single_copy(const void* input, void* output,
                              std::size_t block_bytes);  // allgather_single_copy.cpp
+  void allgather_stage_or_pull(const void* input, void* output,
+                               std::size_t block_bytes);  // allgather_stage_or_pull.cpp
 
  private:
   // The description of the call a slot's data belongs to rides in the slot's first line next to
@@ -335,6 +340,7 @@ class coll_engine {
   std::uint32_t m_small_slot_ring = 64;
   std::byte* m_small_slots = nullptr;  // [step % small ring][rank] slots of 256 bytes
   std::uint32_t m_step = 0;
+  staging_choice m_staging;      // stage-or-pull allgather: how this rank's block travels
   std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
   call_description m_call;       // the call this rank is in
   online_selector m_online;

@@ -35,6 +35,17 @@ const setting<streaming_choice> streaming_setting{
     {{"auto", streaming_choice::automatic},
      {"0", streaming_choice::off},
      {"1", streaming_choice::on}}};
+const setting<staging_mode> staging_setting{
+    "CACHECOMM_ALLGATHER_STAGING",
+    "auto",
+    "How the stage-or-pull allgather moves each rank's block: auto (staged in shared memory while "
+    "that copy runs within 2x of a local copy, pulled with cross-memory attach otherwise, decided "
+    "per rank from its own copy times), stage, pull, or alternate (staged and pulled in turn, "
+    "ranks out of phase: for tests).",
+    {{"auto", staging_mode::automatic},
+     {"stage", staging_mode::stage},
+     {"pull", staging_mode::pull},
+     {"alternate", staging_mode::alternate}}};
 const setting<bool> check_setting{
     "CACHECOMM_CHECK", false,
     "Verify on every collective that all ranks pass the same operation, count, type, reduction and "
@@ -98,6 +109,7 @@ coll_settings read_coll_settings(const config& settings) {
   result.slot_ring = static_cast<std::uint32_t>(slots_setting.read(settings));
   result.check = check_setting.read(settings);
   result.streaming = streaming_setting.read(settings);
+  result.allgather_staging = staging_setting.read(settings);
   result.broadcast = broadcast_setting.read(settings);
   result.reduce = reduce_setting.read(settings);
   result.allreduce = allreduce_setting.read(settings);

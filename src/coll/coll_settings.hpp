@@ -12,6 +12,8 @@ namespace cachecomm::detail {
 
 /// CACHECOMM_STREAMING_STORES.
 enum class streaming_choice { automatic = 1, off, on };
+/// CACHECOMM_ALLGATHER_STAGING: how the stage-or-pull allgather moves each rank's block.
+enum class staging_mode { automatic = 1, stage, pull, alternate };
 
 struct coll_settings {
   std::size_t region_bytes = 0;  ///< CACHECOMM_COLL_REGION: each half of the data region
@@ -19,6 +21,7 @@ struct coll_settings {
   std::uint32_t slot_ring = 0;   ///< CACHECOMM_COLL_SLOTS (0: by oversubscription)
   bool check = false;            ///< CACHECOMM_CHECK
   streaming_choice streaming = streaming_choice::automatic;
+  staging_mode allgather_staging = staging_mode::automatic;        ///< CACHECOMM_ALLGATHER_STAGING
   broadcast_algorithm broadcast = broadcast_algorithm::automatic;  ///< CACHECOMM_BCAST
   reduce_algorithm reduce = reduce_algorithm::automatic;           ///< CACHECOMM_REDUCE
   reduce_algorithm allreduce = reduce_algorithm::automatic;        ///< CACHECOMM_ALLREDUCE

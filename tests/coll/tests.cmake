@@ -12,6 +12,21 @@ cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 2
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=1 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
 cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 3 SUFFIX .no_streaming
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=0)
+# The stage-or-pull allgather with each way of moving a block forced (alternate: staged and pulled
+# in turn, ranks out of phase), the measured choice, many steps per block, and single copy refused.
+set(CACHECOMM_STAGE_OR_PULL_ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_ALLGATHER=stage-or-pull)
+cachecomm_add_mpi_test(mpi_allgather_stage_or_pull SOURCES coll/allgather_stage_or_pull_test.cpp RANKS 1 2 3 4 8
+                       ENV ${CACHECOMM_STAGE_OR_PULL_ENV} CACHECOMM_ALLGATHER_STAGING=alternate)
+cachecomm_add_mpi_test(mpi_allgather_stage_or_pull SOURCES coll/allgather_stage_or_pull_test.cpp RANKS 2 3 SUFFIX .stage
+                       ENV ${CACHECOMM_STAGE_OR_PULL_ENV} CACHECOMM_ALLGATHER_STAGING=stage)
+cachecomm_add_mpi_test(mpi_allgather_stage_or_pull SOURCES coll/allgather_stage_or_pull_test.cpp RANKS 2 3 SUFFIX .pull
+                       ENV ${CACHECOMM_STAGE_OR_PULL_ENV} CACHECOMM_ALLGATHER_STAGING=pull)
+cachecomm_add_mpi_test(mpi_allgather_stage_or_pull SOURCES coll/allgather_stage_or_pull_test.cpp RANKS 2 4 SUFFIX .auto
+                       ENV ${CACHECOMM_STAGE_OR_PULL_ENV})
+cachecomm_add_mpi_test(mpi_allgather_stage_or_pull SOURCES coll/allgather_stage_or_pull_test.cpp RANKS 2 3 SUFFIX .small_region
+                       ENV ${CACHECOMM_STAGE_OR_PULL_ENV} CACHECOMM_ALLGATHER_STAGING=alternate CACHECOMM_COLL_REGION=65536)
+cachecomm_add_mpi_test(mpi_allgather_stage_or_pull SOURCES coll/allgather_stage_or_pull_test.cpp RANKS 2 SUFFIX .no_single_copy
+                       ENV ${CACHECOMM_STAGE_OR_PULL_ENV} CACHECOMM_SINGLE_COPY=off)
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 1 2 3 4 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 3 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
