@@ -54,38 +54,40 @@ void check_reduction(const char* what, datatype type, reduce_op op) {
 
 }  // namespace
 
-std::size_t check_gather_arguments(const char* what, const comm& c, const void* send,
-                                   const void* receive, std::size_t count_per_rank, datatype type,
-                                   int root) {
+namespace {
+
+/// Gather's and scatter's checks: `rooted` names the buffer that matters only at the root (and may
+/// be in_place there: the other one), `everywhere` the one every rank passes.
+std::size_t check_rooted_block(const char* what, const comm& c, const char* rooted_name,
+                               const void* rooted, const char* everywhere_name,
+                               const void* everywhere, std::size_t count_per_rank, datatype type,
+                               int root) {
   const std::size_t block =
       checked_block(what, count_per_rank, type, static_cast<std::size_t>(c.size()));
   check_root(what, c, root);
   if (block == 0) return 0;
   const bool is_root = c.rank() == root;
-  if (send == in_place && !is_root) {
-    throw invalid_argument(std::string("cachecomm: ") + what +
-                           ": send is in_place on a rank that is not the root");
+  if (everywhere == in_place && !is_root) {
+    throw invalid_argument(std::string("cachecomm: ") + what + ": " + everywhere_name +
+                           " is in_place on a rank that is not the root");
   }
-  if (send != in_place) check_buffer(what, "send", send);
-  if (is_root) check_buffer(what, "receive", receive);
+  if (everywhere != in_place) check_buffer(what, everywhere_name, everywhere);
+  if (is_root) check_buffer(what, rooted_name, rooted);
   return block;
+}
+
+}  // namespace
+
+std::size_t check_gather_arguments(const char* what, const comm& c, const void* send,
+                                   const void* receive, std::size_t count_per_rank, datatype type,
+                                   int root) {
+  return check_rooted_block(what, c, "receive", receive, "send", send, count_per_rank, type, root);
 }
 
 std::size_t check_scatter_arguments(const char* what, const comm& c, const void* send,
                                     const void* receive, std::size_t count_per_rank, datatype type,
                                     int root) {
-  const std::size_t block =
-      checked_block(what, count_per_rank, type, static_cast<std::size_t>(c.size()));
-  check_root(what, c, root);
-  if (block == 0) return 0;
-  const bool is_root = c.rank() == root;
-  if (receive == in_place && !is_root) {
-    throw invalid_argument(std::string("cachecomm: ") + what +
-                           ": receive is in_place on a rank that is not the root");
-  }
-  if (is_root) check_buffer(what, "send", send);
-  if (receive != in_place) check_buffer(what, "receive", receive);
-  return block;
+  return check_rooted_block(what, c, "send", send, "receive", receive, count_per_rank, type, root);
 }
 
 std::size_t check_alltoall_arguments(const char* what, const comm& c, const void* send,

@@ -32,6 +32,11 @@ namespace cachecomm::detail {
 /// EPYC VM: non-root 2.45 against 3.31 us at 16 KiB, 4.66 against 4.18 at 32 KiB, 9.41 against
 /// 5.89 at 64 KiB). The same on every rank: the bytes are.
 inline constexpr std::size_t nonblocking_bcast_bytes = 16384;
+/// Gathers above this go to MPI's own nonblocking gather, for the same reason: through the slots
+/// every block is copied twice, the root's copies one after the other, and Open MPI's single copy
+/// is faster at 64 KiB blocks (2 ranks, OSU osu_igather, 3 interleaved rounds: plain / preloaded
+/// 0.70-0.79 at 64 KiB, 0.27-1.34 at 32 KiB, 1.55-2.57 at 8-16 KiB).
+inline constexpr std::size_t nonblocking_gather_bytes = 16384;
 
 enum class nonblocking_kind : std::uint32_t {
   barrier = 1,

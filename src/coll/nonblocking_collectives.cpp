@@ -24,7 +24,8 @@ namespace {
 const setting<long long> nonblocking_bytes_setting{
     "CACHECOMM_NONBLOCKING_BYTES",
     65536,
-    "C++ API: largest message (bytes per rank; allgather: one block) a nonblocking collective "
+    "C++ API: largest message (what one rank puts in: a block for iallgather, igather, iscatter, "
+    "a block per rank for ialltoall and ireduce_scatter_block) a nonblocking collective "
     "carries through the comm's shared-memory channel; larger ones use the system MPI's "
     "nonblocking call. A comm that uses them holds 4 slots of this size per rank.",
     {.min = 64, .max = 1 << 26}};
@@ -68,6 +69,11 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
     return {nonblocking_path::system_mpi,
             std::to_string(bytes) + " bytes: a broadcast through the slots is two copies, and " +
                 "MPI's single copy is faster from 16 KiB (measured, 2 ranks)"};
+  }
+  if (collective == nonblocking_collective::gather && bytes > nonblocking_gather_bytes) {
+    return {nonblocking_path::system_mpi,
+            std::to_string(bytes) + " bytes per block: through the slots a gather is two copies, " +
+                "and MPI's single copy is faster from 32-64 KiB (measured, 2 ranks)"};
   }
   if (bytes > state.slot_bytes) {
     return {nonblocking_path::system_mpi,

@@ -90,6 +90,8 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
     if (!block) return pass_through(kind, why, pass);
   }
   if (*block == 0) return pass_through(kind, outcome::empty, pass);
+  if (*block > cachecomm::detail::nonblocking_gather_bytes)
+    return pass_through(kind, outcome::mpi_faster, pass);
   preload::admit_nonblocking(r, *block);
   if (!r.channel) return pass_through(kind, r.why, pass);
   nonblocking_call call;

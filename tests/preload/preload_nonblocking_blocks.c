@@ -14,19 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static int world_rank;
-
-#define CHECK(cond, ...)                                                           \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      fprintf(stderr, "rank %d: check failed at line %d: ", world_rank, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                                \
-      fprintf(stderr, "\n");                                                       \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                \
-    }                                                                              \
-  } while (0)
+#include "nonblocking_check.h"
 
 enum { type_count = 5 };
 static MPI_Datatype types[type_count];
@@ -52,11 +41,6 @@ static void fill(void* buffer, int type, size_t n, int rank) {
 }
 static void poison(void* buffer, size_t bytes) {
   memset(buffer, 0x5a, bytes);
-}
-
-static void sleep_ms(int ms) {
-  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
 }
 
 /* Elements per block; 20000 (x 4-8 bytes): beyond the 64 KiB slots. */

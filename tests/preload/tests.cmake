@@ -229,7 +229,7 @@ preload_case(preload_nonblocking_blocks RANKS 1 2 3 4 8
   ARGS --served MPI_Ialltoall --served MPI_Igather --served MPI_Iscatter
        --served MPI_Ireduce_scatter_block --served MPI_Iscan --served MPI_Iexscan
        --reason MPI_Ialltoall:derived-datatype --reason MPI_Ialltoall:beyond-nonblocking-slot
-       --reason MPI_Igather:beyond-nonblocking-slot --reason MPI_Iscan:beyond-nonblocking-slot
+       --reason MPI_Igather:mpi-faster --reason MPI_Iscan:beyond-nonblocking-slot
        -- $<TARGET_FILE:preload_nonblocking_blocks>)
 preload_case(preload_nonblocking_blocks.peers_early RANKS 2 4 8
   ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Ialltoall --served MPI_Iscatter
