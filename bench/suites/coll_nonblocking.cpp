@@ -1,5 +1,6 @@
 // Nonblocking collectives (cachecomm/nonblocking.hpp) beside the system MPI's on the same comm:
-// start + wait of ibarrier, ibcast, iallreduce, iallgather; and iallreduce overlapped with a fixed
+// start + wait of ibarrier, ibcast, iallreduce, iallgather, igather, iscatter, ialltoall,
+// ireduce_scatter_block, iscan, iexscan; and iallreduce overlapped with a fixed
 // amount of computation between start and wait (what a pipelined solver does).
 #include <mpi.h>
 
@@ -52,11 +53,16 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
   comm& c = context.comm;
   const MPI_Comm mpi = c.mpi_comm();
   const auto ranks = static_cast<std::size_t>(c.size());
-  const std::size_t count = which.collective == nonblocking_collective::allreduce
-                                ? std::max<std::size_t>(1, bytes / sizeof(double))
-                                : std::max<std::size_t>(1, bytes);
-  std::vector<double> send(count, 1.0), receive(count * ranks, 0.0);
-  std::vector<std::byte> block(count, std::byte{1}), gathered(count * ranks);
+  // The reductions move doubles, the others bytes; `bytes` is a rank's block (allreduce, scans:
+  // its whole input).
+  const bool doubles = which.collective == nonblocking_collective::allreduce ||
+                       which.collective == nonblocking_collective::reduce_scatter_block ||
+                       which.collective == nonblocking_collective::scan ||
+                       which.collective == nonblocking_collective::exscan;
+  const std::size_t count =
+      doubles ? std::max<std::size_t>(1, bytes / sizeof(double)) : std::max<std::size_t>(1, bytes);
+  std::vector<double> send(count * ranks, 1.0), receive(count * ranks, 0.0);
+  std::vector<std::byte> block(count * ranks, std::byte{1}), gathered(count * ranks);
   const int n = static_cast<int>(count);
   std::vector<candidate> candidates;
   auto timed = [compute_us](auto start, auto finish) {
@@ -114,17 +120,97 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
                [&] { ours = iallgather(c, block.data(), gathered.data(), count, datatype::byte); },
                our_wait)});
       break;
+    case nonblocking_collective::gather:
+      candidates.push_back({"mpi", "MPI_Igather",
+                            timed(
+                                [&] {
+                                  MPI_Igather(block.data(), n, MPI_BYTE, gathered.data(), n,
+                                              MPI_BYTE, 0, mpi, &request);
+                                },
+                                mpi_wait)});
+      candidates.push_back(
+          {"cachecomm", "",
+           timed(
+               [&] { ours = igather(c, block.data(), gathered.data(), count, datatype::byte, 0); },
+               our_wait)});
+      break;
+    case nonblocking_collective::scatter:
+      candidates.push_back({"mpi", "MPI_Iscatter",
+                            timed(
+                                [&] {
+                                  MPI_Iscatter(block.data(), n, MPI_BYTE, gathered.data(), n,
+                                               MPI_BYTE, 0, mpi, &request);
+                                },
+                                mpi_wait)});
+      candidates.push_back(
+          {"cachecomm", "",
+           timed(
+               [&] { ours = iscatter(c, block.data(), gathered.data(), count, datatype::byte, 0); },
+               our_wait)});
+      break;
+    case nonblocking_collective::alltoall:
+      candidates.push_back({"mpi", "MPI_Ialltoall",
+                            timed(
+                                [&] {
+                                  MPI_Ialltoall(block.data(), n, MPI_BYTE, gathered.data(), n,
+                                                MPI_BYTE, mpi, &request);
+                                },
+                                mpi_wait)});
+      candidates.push_back(
+          {"cachecomm", "",
+           timed([&] { ours = ialltoall(c, block.data(), gathered.data(), count, datatype::byte); },
+                 our_wait)});
+      break;
+    case nonblocking_collective::reduce_scatter_block:
+      candidates.push_back({"mpi", "MPI_Ireduce_scatter_block",
+                            timed(
+                                [&] {
+                                  MPI_Ireduce_scatter_block(send.data(), receive.data(), n,
+                                                            MPI_DOUBLE, MPI_SUM, mpi, &request);
+                                },
+                                mpi_wait)});
+      candidates.push_back({"cachecomm", "",
+                            timed(
+                                [&] {
+                                  ours =
+                                      ireduce_scatter_block(c, send.data(), receive.data(), count,
+                                                            datatype::float64, reduce_op::sum);
+                                },
+                                our_wait)});
+      break;
+    case nonblocking_collective::scan:
+    case nonblocking_collective::exscan: {
+      const bool exclusive = which.collective == nonblocking_collective::exscan;
+      candidates.push_back({"mpi", exclusive ? "MPI_Iexscan" : "MPI_Iscan",
+                            timed(
+                                [&] {
+                                  (exclusive ? MPI_Iexscan : MPI_Iscan)(send.data(), receive.data(),
+                                                                        n, MPI_DOUBLE, MPI_SUM, mpi,
+                                                                        &request);
+                                },
+                                mpi_wait)});
+      candidates.push_back({"cachecomm", "",
+                            timed(
+                                [&] {
+                                  ours = (exclusive ? iexscan : iscan)(
+                                      c, send.data(), receive.data(), count, datatype::float64,
+                                      reduce_op::sum);
+                                },
+                                our_wait)});
+      break;
+    }
     case nonblocking_collective::reduce: return;
   }
+  const std::size_t element = doubles ? sizeof(double) : 1;
   const std::size_t payload =
-      which.collective == nonblocking_collective::allreduce ? count * sizeof(double) : count;
+      which.collective == nonblocking_collective::barrier ? 0 : count * element;
+  // What one rank puts into the channel: a block per rank for alltoall and reduce_scatter_block.
+  const bool per_rank = which.collective == nonblocking_collective::alltoall ||
+                        which.collective == nonblocking_collective::reduce_scatter_block;
   candidates.back().algorithm = std::string(to_string(
-      explain_nonblocking(c, which.collective,
-                          which.collective == nonblocking_collective::barrier ? 0 : payload)
-          .path));
+      explain_nonblocking(c, which.collective, per_rank ? payload * ranks : payload).path));
   const std::vector<summary> times = measure_interleaved(mpi, candidates, context.plan);
-  add_rows(context, which.op, which.collective == nonblocking_collective::barrier ? 0 : payload,
-           candidates, times, compute_us);
+  add_rows(context, which.op, payload, candidates, times, compute_us);
 }
 
 void run_nonblocking(coll_context& context) {
@@ -134,6 +220,13 @@ void run_nonblocking(coll_context& context) {
     measure(context, {"ibcast", nonblocking_collective::broadcast}, bytes, 0);
     measure(context, {"iallreduce", nonblocking_collective::allreduce}, bytes, 0);
     measure(context, {"iallgather", nonblocking_collective::allgather}, bytes, 0);
+    measure(context, {"igather", nonblocking_collective::gather}, bytes, 0);
+    measure(context, {"iscatter", nonblocking_collective::scatter}, bytes, 0);
+    measure(context, {"ialltoall", nonblocking_collective::alltoall}, bytes, 0);
+    measure(context, {"ireduce_scatter_block", nonblocking_collective::reduce_scatter_block}, bytes,
+            0);
+    measure(context, {"iscan", nonblocking_collective::scan}, bytes, 0);
+    measure(context, {"iexscan", nonblocking_collective::exscan}, bytes, 0);
   }
 }
 
@@ -148,7 +241,8 @@ void run_overlap(coll_context& context) {
 
 const coll_op_registration nonblocking_registration{
     {"nonblocking",
-     "start + wait of ibarrier, ibcast, iallreduce, iallgather beside MPI's own on the same comm",
+     "start + wait of ibarrier, ibcast, iallreduce, iallgather, igather, iscatter, ialltoall, "
+     "ireduce_scatter_block, iscan, iexscan beside MPI's own on the same comm",
      run_nonblocking,
      {"op", "impl", "algorithm", "bytes", "median_us", "p25_us", "p75_us", "vs_mpi"}}};
 const coll_op_registration overlap_registration{

@@ -1,4 +1,5 @@
-// Nonblocking collectives: ibarrier, ibcast, ireduce, iallreduce, iallgather. Each starts the
+// Nonblocking collectives: ibarrier, ibcast, ireduce, iallreduce, iallgather, igather, iscatter,
+// ialltoall, ireduce_scatter_block, iscan, iexscan. Each starts the
 // collective and returns a request; the result is in place once the request is complete (test,
 // wait, wait_all, test_all, wait_any). Every rank of the communicator starts the same nonblocking
 // collectives in the same order, interleaved with its blocking collectives in the same order (as
@@ -6,13 +7,15 @@
 //
 // Data path, chosen per call from what every rank agrees on (the comm, the call, its bytes):
 // - shared_memory: single-node comms, messages up to the channel's slot
-// (CACHECOMM_NONBLOCKING_BYTES,
-//   64 KiB; broadcasts up to 16 KiB). The data goes into the comm's nonblocking channel when the
-//   call starts and the peers read it themselves, so a rank that computes between start and wait
-//   never holds its peers up; the result is read at this rank's next test or wait (or any other
-//   request's, or a blocking collective's: every progress pass advances every comm's requests).
-//   The channel is built collectively by prepare_nonblocking() or by the comm's first blocking
-//   collective after a nonblocking call; calls before that take the MPI path.
+//   (CACHECOMM_NONBLOCKING_BYTES, 64 KiB; broadcasts up to 16 KiB). What must fit is what one rank
+//   puts in: a block (allgather, gather, scatter), the whole input (ibcast, reductions, scans), or
+//   a block per rank (ialltoall, ireduce_scatter_block: size x block). The data goes into the
+//   comm's nonblocking channel when the call starts and the peers read it themselves, so a rank
+//   that computes between start and wait never holds its peers up; the result is read at this
+//   rank's next test or wait (or any other request's, or a blocking collective's: every progress
+//   pass advances every comm's requests). The channel is built collectively by
+//   prepare_nonblocking() or by the comm's first blocking collective after a nonblocking call;
+//   calls before that take the MPI path.
 // - system_mpi: everything else (multi-node comms, larger messages): MPI's own MPI_Ibarrier,
 //   MPI_Ibcast, ... on comm.mpi_comm(), which progress as the MPI library does.
 // explain_nonblocking() and request::path()/reason() say which path a call takes and why.
@@ -52,14 +55,27 @@ enum class nonblocking_path {
 };
 [[nodiscard]] std::string_view to_string(nonblocking_path path);
 
-enum class nonblocking_collective { barrier, broadcast, reduce, allreduce, allgather };
+enum class nonblocking_collective {
+  barrier,
+  broadcast,
+  reduce,
+  allreduce,
+  allgather,
+  gather,
+  scatter,
+  alltoall,
+  reduce_scatter_block,
+  scan,
+  exscan,
+};
 
 struct nonblocking_choice {
   nonblocking_path path = nonblocking_path::none;
   std::string reason;
 };
-/// The path a nonblocking collective of `bytes` (allgather: one rank's block) takes on `c` now,
-/// and why. Local: builds nothing.
+/// The path a nonblocking collective of `bytes` takes on `c` now, and why: `bytes` is what one rank
+/// puts in (allgather, gather, scatter: one block; alltoall, reduce_scatter_block: size blocks;
+/// the others: the whole message). Local: builds nothing.
 [[nodiscard]] nonblocking_choice explain_nonblocking(comm& c, nonblocking_collective collective,
                                                      std::size_t bytes);
 
@@ -123,6 +139,27 @@ std::size_t wait_any(std::span<collective_request> requests);
                                             std::size_t count, datatype type, reduce_op op);
 [[nodiscard]] collective_request iallgather(comm& c, const void* send, void* receive,
                                             std::size_t count_per_rank, datatype type);
+/// As gather (gather_scatter.hpp): `send` may be in_place at the root; `receive` matters only
+/// there.
+[[nodiscard]] collective_request igather(comm& c, const void* send, void* receive,
+                                         std::size_t count_per_rank, datatype type, int root);
+/// As scatter: `receive` may be in_place_receive at the root; `send` matters only there.
+[[nodiscard]] collective_request iscatter(comm& c, const void* send, void* receive,
+                                          std::size_t count_per_rank, datatype type, int root);
+/// As alltoall: `send` may be in_place (the blocks to send are in `receive`).
+[[nodiscard]] collective_request ialltoall(comm& c, const void* send, void* receive,
+                                           std::size_t count_per_rank, datatype type);
+/// As reduce_scatter_block (shared-memory path: block r combined in rank order on rank r); `send`
+/// may be in_place.
+[[nodiscard]] collective_request ireduce_scatter_block(comm& c, const void* send, void* receive,
+                                                       std::size_t count_per_rank, datatype type,
+                                                       reduce_op op);
+/// As scan and exscan (scan.hpp): the same bits as the blocking calls (rank-ordered fold); iexscan
+/// leaves rank 0's `receive` alone (MPI: undefined). `send` may be in_place.
+[[nodiscard]] collective_request iscan(comm& c, const void* send, void* receive, std::size_t count,
+                                       datatype type, reduce_op op);
+[[nodiscard]] collective_request iexscan(comm& c, const void* send, void* receive,
+                                         std::size_t count, datatype type, reduce_op op);
 
 // Typed conveniences.
 template <typename T>

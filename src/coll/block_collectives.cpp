@@ -9,6 +9,7 @@
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/error.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/block_arguments.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/entry_points.hpp"
 #include "coll/selection.hpp"
@@ -56,37 +57,6 @@ void run_block_collective(comm& c, detail::tuned_op op, std::size_t block, Algor
   timer.finish(c, op, block);
 }
 
-/// The byte size of `count` elements of `type` on `ranks` ranks, or invalid_argument naming what is
-/// wrong.
-std::size_t checked_block(const char* what, std::size_t count, datatype type, std::size_t ranks) {
-  const int type_value = static_cast<int>(type);
-  if (type_value < 0 || type_value > static_cast<int>(datatype::byte)) {
-    throw invalid_argument(std::string("cachecomm: ") + what + ": unknown datatype value " +
-                           std::to_string(type_value));
-  }
-  std::size_t total = 0;
-  if (__builtin_mul_overflow(count, size_of(type) * ranks, &total)) {
-    throw invalid_argument(std::string("cachecomm: ") + what + ": count " + std::to_string(count) +
-                           " overflows the byte size");
-  }
-  return count * size_of(type);
-}
-
-void check_root(const char* what, const comm& c, int root) {
-  if (root < 0 || root >= c.size()) {
-    throw invalid_argument(std::string("cachecomm: ") + what + ": root " + std::to_string(root) +
-                           " is not a rank of the communicator (size " + std::to_string(c.size()) +
-                           ")");
-  }
-}
-
-void check_buffer(const char* what, const char* which, const void* buffer) {
-  if (buffer == nullptr || buffer == in_place) {
-    throw invalid_argument(std::string("cachecomm: ") + what + ": " + which + " buffer is " +
-                           (buffer == nullptr ? "null" : "in_place") + " but the count is not 0");
-  }
-}
-
 }  // namespace
 
 algorithm_choice explain_gather(comm& c, std::size_t block_bytes) {
@@ -120,15 +90,8 @@ void gather(comm& c, const void* send, void* receive, std::size_t count_per_rank
             int root, gather_algorithm algorithm) {
   auto& engine = blocking_engine_of(c);
   const std::size_t block =
-      checked_block("gather", count_per_rank, type, static_cast<std::size_t>(c.size()));
-  check_root("gather", c, root);
+      detail::check_gather_arguments("gather", c, send, receive, count_per_rank, type, root);
   if (block == 0) return;
-  const bool is_root = c.rank() == root;
-  if (send == in_place && !is_root) {
-    throw invalid_argument("cachecomm: gather: send is in_place on a rank that is not the root");
-  }
-  if (send != in_place) check_buffer("gather", "send", send);
-  if (is_root) check_buffer("gather", "receive", receive);
   auto* out = static_cast<std::byte*>(receive);
   const void* input = send == in_place ? out + static_cast<std::size_t>(c.rank()) * block : send;
   run_block_collective(
@@ -150,16 +113,8 @@ void scatter(comm& c, const void* send, void* receive, std::size_t count_per_ran
              int root, scatter_algorithm algorithm) {
   auto& engine = blocking_engine_of(c);
   const std::size_t block =
-      checked_block("scatter", count_per_rank, type, static_cast<std::size_t>(c.size()));
-  check_root("scatter", c, root);
+      detail::check_scatter_arguments("scatter", c, send, receive, count_per_rank, type, root);
   if (block == 0) return;
-  const bool is_root = c.rank() == root;
-  if (receive == in_place && !is_root) {
-    throw invalid_argument(
-        "cachecomm: scatter: receive is in_place on a rank that is not the root");
-  }
-  if (is_root) check_buffer("scatter", "send", send);
-  if (receive != in_place) check_buffer("scatter", "receive", receive);
   run_block_collective(
       c, detail::tuned_op::scatter, block, algorithm,
       [&] {
@@ -181,18 +136,9 @@ void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_ra
               alltoall_algorithm algorithm) {
   auto& engine = blocking_engine_of(c);
   const auto ranks = static_cast<std::size_t>(c.size());
-  const std::size_t block = checked_block("alltoall", count_per_rank, type, ranks);
+  const std::size_t block =
+      detail::check_alltoall_arguments("alltoall", c, send, receive, count_per_rank, type);
   if (block == 0) return;
-  if (send != in_place) check_buffer("alltoall", "send", send);
-  check_buffer("alltoall", "receive", receive);
-  if (send != in_place) {
-    const auto* s = static_cast<const std::byte*>(send);
-    const auto* r = static_cast<const std::byte*>(receive);
-    if (s < r + block * ranks && r < s + block * ranks) {
-      throw invalid_argument(
-          "cachecomm: alltoall: the send and receive buffers overlap (use in_place)");
-    }
-  }
   run_block_collective(
       c, detail::tuned_op::alltoall, block, algorithm,
       [&] {
@@ -220,20 +166,7 @@ void prefix(comm& c, const void* send, void* receive, std::size_t count, datatyp
             reduce_op op, bool exclusive) {
   const char* what = exclusive ? "exscan" : "scan";
   auto& engine = blocking_engine_of(c);
-  (void)checked_block(what, count, type, 1);
-  if (op == reduce_op::replace) {
-    throw unsupported_error(std::string("cachecomm: ") + what +
-                            ": reduce_op::replace is not supported by collectives (it is an "
-                            "accumulate operation)");
-  }
-  if (!supports(type, op)) {
-    throw unsupported_error(std::string("cachecomm: ") + what + ": operation " +
-                            std::string(to_string(op)) + " is not supported on " +
-                            std::string(to_string(type)));
-  }
-  if (count == 0) return;
-  check_buffer(what, "receive", receive);
-  if (send != in_place) check_buffer(what, "send", send);
+  if (detail::check_prefix_arguments(what, send, receive, count, type, op) == 0) return;
   const void* input = send == in_place ? receive : send;
   auto& impl = c.impl();
   if (!impl.single_node()) {

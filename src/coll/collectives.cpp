@@ -355,6 +355,12 @@ void check_nonblocking_arguments(comm& c, nonblocking_collective collective, con
     case nonblocking_collective::reduce: kind = operation_kind::reduce; break;
     case nonblocking_collective::allreduce: kind = operation_kind::allreduce; break;
     case nonblocking_collective::allgather: kind = operation_kind::allgather; break;
+    case nonblocking_collective::gather:
+    case nonblocking_collective::scatter:
+    case nonblocking_collective::alltoall:
+    case nonblocking_collective::reduce_scatter_block:
+    case nonblocking_collective::scan:
+    case nonblocking_collective::exscan: return;  // nonblocking_blocks.cpp: block_arguments.hpp
   }
   call_problem problem = local_problem(c, {kind, count, type, op, root}, send, receive);
   if (problem.empty()) return;

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
-#include "coll/reduce_kernels.hpp"
 #include "shm/cache_line.hpp"
 #include "sync/waiter.hpp"
 
@@ -46,6 +44,7 @@ nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_by
       m_policy(policy) {
   m_segment = shm_segment(node_comm, segment_bytes(m_size, m_slots_offset, m_slot_stride));
   m_base = static_cast<std::byte*>(m_segment.data());
+  m_inputs.resize(static_cast<std::size_t>(m_size));
 #ifdef MADV_POPULATE_WRITE
   // Maps every page now, without touching its data: otherwise each rank takes a page fault at
   // the first use of every page of every slot, and OSU's large-message runs (10 warm-up calls)
@@ -79,8 +78,12 @@ std::byte* nonblocking_channel::payload(int rank, std::uint32_t sequence) const 
 
 std::uint32_t nonblocking_channel::info_of(const nonblocking_call& call) {
   const bool reduction =
-      call.kind == nonblocking_kind::reduce || call.kind == nonblocking_kind::allreduce;
-  const bool rooted = call.kind == nonblocking_kind::reduce || call.kind == nonblocking_kind::bcast;
+      call.kind == nonblocking_kind::reduce || call.kind == nonblocking_kind::allreduce ||
+      call.kind == nonblocking_kind::reduce_scatter_block || call.kind == nonblocking_kind::scan ||
+      call.kind == nonblocking_kind::exscan;
+  const bool rooted =
+      call.kind == nonblocking_kind::reduce || call.kind == nonblocking_kind::bcast ||
+      call.kind == nonblocking_kind::gather || call.kind == nonblocking_kind::scatter;
   std::uint32_t info = static_cast<std::uint32_t>(call.kind) << 24U;
   if (reduction) {
     info |= (static_cast<std::uint32_t>(call.type) & 0xffU) << 16U;
@@ -98,15 +101,50 @@ bool nonblocking_channel::slot_free(std::uint32_t sequence) const {
   return true;
 }
 
+void nonblocking_channel::copy_contribution(std::byte* into, std::size_t span,
+                                            const nonblocking_call& call, std::size_t own_span) {
+  if (call.send == nullptr) {
+    std::memset(into, 0, span);
+    return;
+  }
+  const std::size_t copied = std::min(own_span, span);
+  std::memcpy(into, call.send, copied);
+  // A short contribution (erroneous program) leaves no stale bytes behind.
+  if (copied < span) std::memset(into + copied, 0, span - copied);
+}
+
 void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_call& call) {
-  const bool writes = call.kind != nonblocking_kind::barrier &&
-                      (call.kind != nonblocking_kind::bcast || call.root == m_rank);
-  if (writes && call.send != nullptr) {
-    std::byte* mine = payload(m_rank, sequence);
-    const std::size_t copied = std::min(call.own_bytes, call.bytes);
-    std::memcpy(mine, call.send, copied);
-    // A short contribution (erroneous program) leaves no stale bytes behind.
-    if (copied < call.bytes) std::memset(mine + copied, 0, call.bytes - copied);
+  const auto ranks = static_cast<std::size_t>(m_size);
+  switch (call.kind) {
+    case nonblocking_kind::barrier: break;
+    case nonblocking_kind::bcast:
+      if (call.root == m_rank)
+        copy_contribution(payload(m_rank, sequence), call.bytes, call, call.bytes);
+      break;
+    case nonblocking_kind::scatter:
+      // The root puts block r straight into rank r's slot: a block per slot, as gather's.
+      if (call.root == m_rank && call.send != nullptr) {
+        for (int rank = 0; rank < m_size; ++rank) {
+          std::memcpy(payload(rank, sequence),
+                      static_cast<const std::byte*>(call.send) +
+                          static_cast<std::size_t>(rank) * call.bytes,
+                      call.bytes);
+        }
+      }
+      break;
+    case nonblocking_kind::alltoall:
+    case nonblocking_kind::reduce_scatter_block:
+      copy_contribution(payload(m_rank, sequence), ranks * call.bytes, call,
+                        call.own_bytes == call.bytes ? ranks * call.bytes : 0);
+      break;
+    case nonblocking_kind::reduce:
+    case nonblocking_kind::allreduce:
+    case nonblocking_kind::allgather:
+    case nonblocking_kind::gather:
+    case nonblocking_kind::scan:
+    case nonblocking_kind::exscan:
+      copy_contribution(payload(m_rank, sequence), call.bytes, call, call.own_bytes);
+      break;
   }
   slot_header& own = header(m_rank, sequence);
   own.sequence = sequence;
@@ -116,21 +154,28 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
 }
 
 bool nonblocking_channel::ready(std::uint32_t sequence, const nonblocking_call& call) const {
-  auto has_arrived = [&](int rank) {
-    return sequence_reached(arrived(rank).load(std::memory_order_acquire), sequence);
+  auto arrived_below = [&](int end) {
+    for (int rank = 0; rank < end; ++rank) {
+      if (!sequence_reached(arrived(rank).load(std::memory_order_acquire), sequence)) return false;
+    }
+    return true;
   };
   switch (call.kind) {
-    case nonblocking_kind::bcast: return has_arrived(call.root);
+    case nonblocking_kind::bcast:
+    case nonblocking_kind::scatter:
+      return call.root == m_rank ||
+             sequence_reached(arrived(call.root).load(std::memory_order_acquire), sequence);
     case nonblocking_kind::reduce:
-      if (call.root != m_rank) return true;  // its data went into its slot: nothing to wait for
-      [[fallthrough]];
+    case nonblocking_kind::gather:
+      // A contributor's data went into its slot: it has nothing to wait for.
+      return call.root != m_rank || arrived_below(m_size);
+    case nonblocking_kind::scan: return arrived_below(m_rank + 1);
+    case nonblocking_kind::exscan: return arrived_below(m_rank);
     case nonblocking_kind::barrier:
     case nonblocking_kind::allreduce:
     case nonblocking_kind::allgather:
-      for (int rank = 0; rank < m_size; ++rank) {
-        if (!has_arrived(rank)) return false;
-      }
-      return true;
+    case nonblocking_kind::alltoall:
+    case nonblocking_kind::reduce_scatter_block: return arrived_below(m_size);
   }
   return false;
 }
@@ -146,51 +191,6 @@ int nonblocking_channel::check(int rank, std::uint32_t sequence, const nonblocki
             std::to_string(call.bytes) + " bytes (call code " + std::to_string(info_of(call)) +
             "): the ranks made different calls";
   return seen.bytes != call.bytes ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER;
-}
-
-int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& call,
-                                std::string& problem) {
-  int result = MPI_SUCCESS;
-  auto checked = [&](int rank) {
-    const int code = check(rank, sequence, call, problem);
-    if (code != MPI_SUCCESS && result == MPI_SUCCESS) result = code;
-    return code == MPI_SUCCESS;
-  };
-  switch (call.kind) {
-    case nonblocking_kind::barrier:
-      for (int rank = 0; rank < m_size; ++rank) (void)checked(rank);
-      break;
-    case nonblocking_kind::bcast:
-      if (checked(call.root) && call.root != m_rank)
-        std::memcpy(call.recv, payload(call.root, sequence), call.bytes);
-      break;
-    case nonblocking_kind::reduce:
-    case nonblocking_kind::allreduce: {
-      if (call.kind == nonblocking_kind::reduce && call.root != m_rank) {
-        (void)checked(m_rank);
-        break;
-      }
-      bool agreed = true;
-      for (int rank = 0; rank < m_size; ++rank) agreed = checked(rank) && agreed;
-      if (!agreed) break;
-      // Every rank combines the slots in rank order: the same bits on every rank.
-      std::vector<const void*> inputs(static_cast<std::size_t>(m_size));
-      for (int rank = 0; rank < m_size; ++rank)
-        inputs[static_cast<std::size_t>(rank)] = payload(rank, sequence);
-      reduce_ordered(inputs.data(), m_size, call.recv, nullptr, call.count, call.type, call.op);
-      break;
-    }
-    case nonblocking_kind::allgather:
-      for (int rank = 0; rank < m_size; ++rank) {
-        if (!checked(rank)) continue;
-        std::memcpy(
-            static_cast<std::byte*>(call.recv) + static_cast<std::size_t>(rank) * call.bytes,
-            payload(rank, sequence), call.bytes);
-      }
-      break;
-  }
-  released(m_rank).store(sequence, std::memory_order_release);
-  return result;
 }
 
 }  // namespace cachecomm::detail

@@ -7,6 +7,10 @@
 // writes the slot header, then publishes arrived = s) once every rank has released s - ring; it is
 // ready once the ranks whose data it needs have arrived at s; it finishes by reading their slots
 // and publishing released = s. Every step is a poll: nothing here ever waits.
+//
+// Each rank writes only its own slot, except scatter's root, which writes block r into rank r's
+// slot (rank r writes only that slot's header, on a line of its own): then every block fits one
+// slot, as for gather.
 #pragma once
 
 #include <mpi.h>
@@ -15,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cachecomm/datatype.hpp"
 #include "cachecomm/wait_policy.hpp"
@@ -27,20 +32,45 @@ namespace cachecomm::detail {
 /// EPYC VM: non-root 2.45 against 3.31 us at 16 KiB, 4.66 against 4.18 at 32 KiB, 9.41 against
 /// 5.89 at 64 KiB). The same on every rank: the bytes are.
 inline constexpr std::size_t nonblocking_bcast_bytes = 16384;
+/// Gathers above this go to MPI's own nonblocking gather, for the same reason: through the slots
+/// every block is copied twice, the root's copies one after the other, and Open MPI's single copy
+/// is faster at 64 KiB blocks (2 ranks, OSU osu_igather, 3 interleaved rounds: plain / preloaded
+/// 0.70-0.79 at 64 KiB, 0.27-1.34 at 32 KiB, 1.55-2.57 at 8-16 KiB).
+inline constexpr std::size_t nonblocking_gather_bytes = 16384;
 
-enum class nonblocking_kind : std::uint32_t { barrier = 1, bcast, reduce, allreduce, allgather };
+enum class nonblocking_kind : std::uint32_t {
+  barrier = 1,
+  bcast,
+  reduce,
+  allreduce,
+  allgather,
+  gather,
+  scatter,
+  alltoall,
+  reduce_scatter_block,
+  scan,
+  exscan,
+};
+
+/// Whether a rank's contribution is one block per rank (alltoall, reduce_scatter_block): its slot
+/// then holds size * bytes.
+[[nodiscard]] constexpr bool contributes_per_rank(nonblocking_kind kind) {
+  return kind == nonblocking_kind::alltoall || kind == nonblocking_kind::reduce_scatter_block;
+}
 
 /// What one rank passed to one nonblocking collective, in cachecomm's terms.
 struct nonblocking_call {
   nonblocking_kind kind = nonblocking_kind::barrier;
-  const void* send = nullptr;  ///< this rank's contribution (bcast: the root's buffer)
-  void* recv = nullptr;        ///< where the result goes (null where this rank gets none)
-  std::size_t bytes = 0;       ///< bytes every rank agrees on (allgather: one block)
-  std::size_t own_bytes = 0;   ///< bytes this rank contributes (allgather: may differ: erroneous)
-  std::size_t count = 0;       ///< reductions: elements
+  /// This rank's contribution (bcast, scatter: the root's buffer; alltoall, reduce_scatter_block:
+  /// size blocks of `bytes`).
+  const void* send = nullptr;
+  void* recv = nullptr;   ///< where the result goes (null where this rank gets none)
+  std::size_t bytes = 0;  ///< bytes every rank agrees on (gather, scatter, alltoall...: a block)
+  std::size_t own_bytes = 0;  ///< bytes of this rank's block (may differ: an erroneous program)
+  std::size_t count = 0;      ///< reductions: elements (reduce_scatter_block: of one block)
   datatype type = datatype::byte;
   reduce_op op = reduce_op::sum;
-  int root = 0;  ///< bcast and reduce: node rank of the root
+  int root = 0;  ///< bcast, reduce, gather, scatter: node rank of the root
 };
 
 class nonblocking_channel {
@@ -63,9 +93,9 @@ class nonblocking_channel {
   void contribute(std::uint32_t sequence, const nonblocking_call& call);
   /// Whether every rank whose data this rank needs has contributed.
   [[nodiscard]] bool ready(std::uint32_t sequence, const nonblocking_call& call) const;
-  /// Reads the result and releases the slots. Only when ready, in operation order. Returns
-  /// MPI_SUCCESS, or an error class with `problem` set when the ranks' calls differ (an erroneous
-  /// program); the slots are released either way so the others go on.
+  /// Reads the result and releases the slots (nonblocking_finish.cpp). Only when ready, in
+  /// operation order. Returns MPI_SUCCESS, or an error class with `problem` set when the ranks'
+  /// calls differ (an erroneous program); the slots are released either way so the others go on.
   int finish(std::uint32_t sequence, const nonblocking_call& call, std::string& problem);
 
  private:
@@ -81,6 +111,12 @@ class nonblocking_channel {
   [[nodiscard]] static std::uint32_t info_of(const nonblocking_call& call);
   int check(int rank, std::uint32_t sequence, const nonblocking_call& call,
             std::string& problem) const;
+  /// Copies this rank's contribution into `into` (`span` bytes; a short one is padded with zeros).
+  static void copy_contribution(std::byte* into, std::size_t span, const nonblocking_call& call,
+                                std::size_t own_span);
+  /// Combines `inputs` in rank order into call.recv (reductions' finish).
+  void combine(int inputs, std::size_t block_offset, std::uint32_t sequence,
+               const nonblocking_call& call);
 
   shm_segment m_segment;
   std::byte* m_base = nullptr;  ///< m_segment's memory: the layout below is fixed, so no checks
@@ -91,6 +127,7 @@ class nonblocking_channel {
   std::size_t m_slots_offset = 0;
   wait_policy m_policy;
   std::uint32_t m_started = 0;
+  std::vector<const void*> m_inputs;  ///< the reductions' inputs, one per rank (finish)
 };
 
 }  // namespace cachecomm::detail

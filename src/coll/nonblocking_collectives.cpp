@@ -24,7 +24,8 @@ namespace {
 const setting<long long> nonblocking_bytes_setting{
     "CACHECOMM_NONBLOCKING_BYTES",
     65536,
-    "C++ API: largest message (bytes per rank; allgather: one block) a nonblocking collective "
+    "C++ API: largest message (what one rank puts in: a block for iallgather, igather, iscatter, "
+    "a block per rank for ialltoall and ireduce_scatter_block) a nonblocking collective "
     "carries through the comm's shared-memory channel; larger ones use the system MPI's "
     "nonblocking call. A comm that uses them holds 4 slots of this size per rank.",
     {.min = 64, .max = 1 << 26}};
@@ -45,6 +46,12 @@ const char* name_of(nonblocking_collective collective) {
     case nonblocking_collective::reduce: return "ireduce";
     case nonblocking_collective::allreduce: return "iallreduce";
     case nonblocking_collective::allgather: return "iallgather";
+    case nonblocking_collective::gather: return "igather";
+    case nonblocking_collective::scatter: return "iscatter";
+    case nonblocking_collective::alltoall: return "ialltoall";
+    case nonblocking_collective::reduce_scatter_block: return "ireduce_scatter_block";
+    case nonblocking_collective::scan: return "iscan";
+    case nonblocking_collective::exscan: return "iexscan";
   }
   return "nonblocking collective";
 }
@@ -62,6 +69,11 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
     return {nonblocking_path::system_mpi,
             std::to_string(bytes) + " bytes: a broadcast through the slots is two copies, and " +
                 "MPI's single copy is faster from 16 KiB (measured, 2 ranks)"};
+  }
+  if (collective == nonblocking_collective::gather && bytes > nonblocking_gather_bytes) {
+    return {nonblocking_path::system_mpi,
+            std::to_string(bytes) + " bytes per block: through the slots a gather is two copies, " +
+                "and MPI's single copy is faster from 32-64 KiB (measured, 2 ranks)"};
   }
   if (bytes > state.slot_bytes) {
     return {nonblocking_path::system_mpi,
@@ -107,18 +119,17 @@ std::unique_ptr<request_state> new_state(comm& c, nonblocking_collective collect
   return state;
 }
 
-/// The MPI count of a system-MPI call, or unsupported_error above INT_MAX.
-int mpi_count(std::size_t count, const char* what) {
+}  // namespace
+
+int nonblocking_mpi_count(std::size_t count, const char* what) {
   return mpi_int_count<unsupported_error>(count, [what] {
     return std::string("cachecomm: ") + what +
            " through the system MPI is limited to INT_MAX elements per call";
   });
 }
 
-/// Starts `call` on the path chosen for it. `mpi_start` issues the system MPI's call.
-template <typename MpiStart>
-collective_request start(comm& c, nonblocking_collective collective, std::size_t bytes,
-                         const nonblocking_call& call, MpiStart&& mpi_start) {
+std::unique_ptr<request_state> begin_nonblocking(comm& c, nonblocking_collective collective,
+                                                 std::size_t bytes, const nonblocking_call& call) {
   nonblocking_state& comm_state = state_of(c);
   nonblocking_choice choice = choose(c, comm_state, collective, bytes);
   if (collective != nonblocking_collective::barrier && bytes == 0) {
@@ -129,24 +140,14 @@ collective_request start(comm& c, nonblocking_collective collective, std::size_t
     comm_state.wanted = true;  // built at the comm's next blocking collective (collective there)
   }
   std::unique_ptr<request_state> state = new_state(c, collective, std::move(choice));
-  switch (state->path) {
-    case nonblocking_path::shared_memory:
-      state->operation.channel = comm_state.channel;
-      state->operation.call = call;
-      start_operation(state->operation);
-      break;
-    case nonblocking_path::system_mpi: {
-      const int code = mpi_start(state->mpi);
-      if (code != MPI_SUCCESS) throw mpi_error(state->what, code);
-      break;
-    }
-    case nonblocking_path::local:
-    case nonblocking_path::none: break;  // complete: the first test or wait reports it
+  if (state->path == nonblocking_path::shared_memory) {
+    state->operation.channel = comm_state.channel;
+    state->operation.call = call;
+    start_operation(state->operation);
   }
-  return collective_request(std::move(state));
+  // local: complete, the first test or wait reports it; system_mpi: the caller starts MPI's call.
+  return state;
 }
-
-}  // namespace
 
 void settle_nonblocking(comm_impl& impl) {
   nonblocking_state& state = *impl.nonblocking();
@@ -174,8 +175,8 @@ void prepare_nonblocking(comm& c) {
 collective_request ibarrier(comm& c) {
   nonblocking_call call;
   call.kind = nonblocking_kind::barrier;
-  return detail::start(c, nonblocking_collective::barrier, 0, call,
-                       [&](MPI_Request& r) { return MPI_Ibarrier(c.mpi_comm(), &r); });
+  return detail::start_nonblocking(c, nonblocking_collective::barrier, 0, call,
+                                   [&](MPI_Request& r) { return MPI_Ibarrier(c.mpi_comm(), &r); });
 }
 
 collective_request ibcast(comm& c, void* buffer, std::size_t count, datatype type, int root) {
@@ -187,9 +188,9 @@ collective_request ibcast(comm& c, void* buffer, std::size_t count, datatype typ
   call.root = c.topology().node_rank_of(root);
   call.send = buffer;
   call.recv = buffer;
-  return detail::start(c, which, call.bytes, call, [&](MPI_Request& r) {
-    return MPI_Ibcast(buffer, detail::mpi_count(count, "ibcast"), detail::mpi_datatype_of(type),
-                      root, c.mpi_comm(), &r);
+  return detail::start_nonblocking(c, which, call.bytes, call, [&](MPI_Request& r) {
+    return MPI_Ibcast(buffer, detail::nonblocking_mpi_count(count, "ibcast"),
+                      detail::mpi_datatype_of(type), root, c.mpi_comm(), &r);
   });
 }
 
@@ -208,10 +209,10 @@ collective_request ireduce(comm& c, const void* send, void* receive, std::size_t
   // In place: the input is the receive buffer (at a non-root too, as the blocking reduce has it).
   call.send = send == in_place ? receive : send;
   call.recv = is_root ? receive : nullptr;
-  return detail::start(c, which, call.bytes, call, [&](MPI_Request& r) {
+  return detail::start_nonblocking(c, which, call.bytes, call, [&](MPI_Request& r) {
     // MPI allows MPI_IN_PLACE at the root only; elsewhere the input is named directly.
     const void* mpi_send = send == in_place ? (is_root ? MPI_IN_PLACE : receive) : send;
-    return MPI_Ireduce(mpi_send, receive, detail::mpi_count(count, "ireduce"),
+    return MPI_Ireduce(mpi_send, receive, detail::nonblocking_mpi_count(count, "ireduce"),
                        detail::mpi_datatype_of(type), detail::mpi_op_of(op), root, c.mpi_comm(),
                        &r);
   });
@@ -229,10 +230,10 @@ collective_request iallreduce(comm& c, const void* send, void* receive, std::siz
   call.op = op;
   call.send = send == in_place ? receive : send;
   call.recv = receive;
-  return detail::start(c, which, call.bytes, call, [&](MPI_Request& r) {
+  return detail::start_nonblocking(c, which, call.bytes, call, [&](MPI_Request& r) {
     return MPI_Iallreduce(send == in_place ? MPI_IN_PLACE : send, receive,
-                          detail::mpi_count(count, "iallreduce"), detail::mpi_datatype_of(type),
-                          detail::mpi_op_of(op), c.mpi_comm(), &r);
+                          detail::nonblocking_mpi_count(count, "iallreduce"),
+                          detail::mpi_datatype_of(type), detail::mpi_op_of(op), c.mpi_comm(), &r);
   });
 }
 
@@ -250,8 +251,8 @@ collective_request iallgather(comm& c, const void* send, void* receive, std::siz
                                      static_cast<std::size_t>(c.rank()) * block
                                : send;
   call.recv = receive;
-  return detail::start(c, which, block, call, [&](MPI_Request& r) {
-    const int count = detail::mpi_count(count_per_rank, "iallgather");
+  return detail::start_nonblocking(c, which, block, call, [&](MPI_Request& r) {
+    const int count = detail::nonblocking_mpi_count(count_per_rank, "iallgather");
     const MPI_Datatype mpi_type = detail::mpi_datatype_of(type);
     return MPI_Iallgather(send == in_place ? MPI_IN_PLACE : send, count, mpi_type, receive, count,
                           mpi_type, c.mpi_comm(), &r);

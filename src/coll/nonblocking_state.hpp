@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "cachecomm/error.hpp"
 #include "cachecomm/nonblocking.hpp"
 #include "cachecomm/wait_policy.hpp"
 #include "coll/nonblocking_channel.hpp"
@@ -34,7 +35,8 @@ struct nonblocking_state {
 void settle_nonblocking(comm_impl& impl);
 
 /// The blocking call's checks of this rank's own arguments (collectives.cpp), for a nonblocking
-/// start: throws invalid_argument or unsupported_error naming the nonblocking call.
+/// start of ibarrier, ibcast, ireduce, iallreduce or iallgather (the others check with
+/// block_arguments.hpp): throws invalid_argument or unsupported_error naming the nonblocking call.
 void check_nonblocking_arguments(comm& c, nonblocking_collective collective, const void* send,
                                  const void* receive, std::size_t count, datatype type,
                                  reduce_op op, int root);
@@ -49,5 +51,27 @@ struct request_state {
   nonblocking_operation operation;     ///< shared_memory: queued in the shared layer until finished
   MPI_Request mpi = MPI_REQUEST_NULL;  ///< system_mpi
 };
+
+/// The MPI count of a system-MPI call, or unsupported_error above INT_MAX.
+int nonblocking_mpi_count(std::size_t count, const char* what);
+
+/// Chooses the path of a call of `bytes` (what explain_nonblocking says) and, on the shared-memory
+/// path, starts `call` on the comm's channel. On the system-MPI path the caller starts MPI's call
+/// into the state's `mpi` (start_nonblocking).
+std::unique_ptr<request_state> begin_nonblocking(comm& c, nonblocking_collective collective,
+                                                 std::size_t bytes, const nonblocking_call& call);
+
+/// begin_nonblocking, then `mpi_start(MPI_Request&)` (returning an MPI error code) when the call
+/// takes the system MPI's path.
+template <typename MpiStart>
+collective_request start_nonblocking(comm& c, nonblocking_collective collective, std::size_t bytes,
+                                     const nonblocking_call& call, MpiStart&& mpi_start) {
+  std::unique_ptr<request_state> state = begin_nonblocking(c, collective, bytes, call);
+  if (state->path == nonblocking_path::system_mpi) {
+    const int code = mpi_start(state->mpi);
+    if (code != MPI_SUCCESS) throw mpi_error(state->what, code);
+  }
+  return collective_request(std::move(state));
+}
 
 }  // namespace cachecomm::detail

@@ -21,6 +21,7 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/scatter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/alltoall.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scan.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/block_arguments.cpp
   ${CMAKE_CURRENT_LIST_DIR}/block_collectives.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce_scatter_block.cpp
   ${CMAKE_CURRENT_LIST_DIR}/allgatherv.cpp
@@ -30,9 +31,11 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/vector_collectives.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_channel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_finish.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_progress.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_request.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_collectives.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_blocks.cpp
 )
 target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/tuning_table.cpp

@@ -12,6 +12,7 @@
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/error.hpp"
 #include "coll/algorithm_registry.hpp"
+#include "coll/block_arguments.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/entry_points.hpp"
 #include "coll/mismatch_error.hpp"
@@ -185,20 +186,9 @@ void reduce_scatter_block(comm& c, const void* send, void* receive, std::size_t 
   constexpr const char* what = "reduce_scatter_block";
   auto& engine = blocking_engine_of(c);
   const auto ranks = static_cast<std::size_t>(c.size());
-  const std::size_t block = checked_bytes(what, count_per_rank, element_size(what, type), ranks);
-  if (op == reduce_op::replace) {
-    throw unsupported_error(
-        "cachecomm: reduce_scatter_block: reduce_op::replace is not supported by collectives (it "
-        "is an accumulate operation)");
-  }
-  if (!supports(type, op)) {
-    throw unsupported_error("cachecomm: reduce_scatter_block: operation " +
-                            std::string(to_string(op)) + " is not supported on " +
-                            std::string(to_string(type)));
-  }
+  const std::size_t block = detail::check_reduce_scatter_block_arguments(what, c, send, receive,
+                                                                         count_per_rank, type, op);
   if (block == 0) return;
-  check_buffer(what, "receive", receive);
-  if (send != in_place) check_buffer(what, "send", send);
   if (!c.impl().single_node()) {
     CACHECOMM_MPI(MPI_Reduce_scatter_block(
         send == in_place ? MPI_IN_PLACE : send, receive, mpi_count(count_per_rank, what),

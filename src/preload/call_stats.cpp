@@ -49,6 +49,12 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::ireduce: return "MPI_Ireduce";
     case call_kind::iallreduce: return "MPI_Iallreduce";
     case call_kind::iallgather: return "MPI_Iallgather";
+    case call_kind::ialltoall: return "MPI_Ialltoall";
+    case call_kind::igather: return "MPI_Igather";
+    case call_kind::iscatter: return "MPI_Iscatter";
+    case call_kind::ireduce_scatter_block: return "MPI_Ireduce_scatter_block";
+    case call_kind::iscan: return "MPI_Iscan";
+    case call_kind::iexscan: return "MPI_Iexscan";
     case call_kind::count_: break;
   }
   return "?";

@@ -48,6 +48,12 @@ enum class call_kind {
   ireduce,
   iallreduce,
   iallgather,
+  ialltoall,
+  igather,
+  iscatter,
+  ireduce_scatter_block,
+  iscan,
+  iexscan,
   count_
 };
 

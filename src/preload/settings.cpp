@@ -38,13 +38,16 @@ const setting<bool> scan_setting{
     "Preload library: serve MPI_Scan and MPI_Exscan with cachecomm (0: pass them through)."};
 const setting<bool> nonblocking_setting{
     "CACHECOMM_PRELOAD_NONBLOCKING", true,
-    "Preload library: serve MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce and "
-    "MPI_Iallgather with cachecomm (0: pass them through)."};
+    "Preload library: serve MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, "
+    "MPI_Iallgather, MPI_Ialltoall, MPI_Igather, MPI_Iscatter, MPI_Ireduce_scatter_block, "
+    "MPI_Iscan and MPI_Iexscan with cachecomm (0: pass them through)."};
 const setting<long long> nonblocking_bytes_setting{
     "CACHECOMM_PRELOAD_NONBLOCKING_BYTES",
     65536,
-    "Preload library: largest message (bytes per rank) a nonblocking collective is served with; "
-    "larger ones pass through. Each communicator using them holds 4 slots of this size per rank.",
+    "Preload library: largest message (bytes one rank puts in: a block for MPI_Iallgather, "
+    "MPI_Igather and MPI_Iscatter, a block per rank for MPI_Ialltoall and "
+    "MPI_Ireduce_scatter_block) a nonblocking collective is served with; larger ones pass through. "
+    "Each communicator using them holds 4 slots of this size per rank.",
     {.min = 64, .max = 1 << 26}};
 const setting<bool> reduce_scatter_setting{
     "CACHECOMM_PRELOAD_REDUCE_SCATTER", true,
@@ -110,7 +113,13 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::ibcast:
     case call_kind::ireduce:
     case call_kind::iallreduce:
-    case call_kind::iallgather: return &nonblocking_setting;
+    case call_kind::iallgather:
+    case call_kind::ialltoall:
+    case call_kind::igather:
+    case call_kind::iscatter:
+    case call_kind::ireduce_scatter_block:
+    case call_kind::iscan:
+    case call_kind::iexscan: return &nonblocking_setting;
     default: return nullptr;
   }
 }

@@ -82,3 +82,8 @@ set_tests_properties(bench_coll_blocks_contract PROPERTIES LABELS "bench" FIXTUR
 cachecomm_add_mpi_test(mpi_nonblocking SOURCES coll/nonblocking_test.cpp RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_nonblocking SOURCES coll/nonblocking_test.cpp RANKS 3 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
+# igather, iscatter, ialltoall, ireduce_scatter_block, iscan, iexscan on world, dup and split.
+cachecomm_add_mpi_test(mpi_nonblocking_blocks SOURCES coll/nonblocking_blocks_test.cpp
+                       RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
+cachecomm_add_mpi_test(mpi_nonblocking_blocks SOURCES coll/nonblocking_blocks_test.cpp RANKS 3
+                       SUFFIX .split ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)

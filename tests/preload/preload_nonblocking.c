@@ -15,24 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static int world_rank;
-
-#define CHECK(cond, ...)                                                           \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      fprintf(stderr, "rank %d: check failed at line %d: ", world_rank, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                                \
-      fprintf(stderr, "\n");                                                       \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                \
-    }                                                                              \
-  } while (0)
-
-static void sleep_ms(int ms) {
-  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
+#include "nonblocking_check.h"
 
 /* Predefined types under test, read and written through doubles (every value is exact). */
 enum { type_count = 5 };

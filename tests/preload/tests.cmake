@@ -213,7 +213,7 @@ set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;p
 # Nonblocking collectives: every call x datatype x root x in-place x communicator kind, several
 # outstanding, mixed with MPI's own requests under every completion call, freed requests, a rank
 # computing between start and wait; the pipelined CG overlaps MPI_Iallreduce with its work.
-foreach(program IN ITEMS preload_nonblocking preload_pipelined_cg)
+foreach(program IN ITEMS preload_nonblocking preload_nonblocking_blocks preload_pipelined_cg)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C m)
 endforeach()
@@ -223,6 +223,18 @@ preload_case(preload_nonblocking RANKS 1 2 3 4 8
   ARGS ${preload_nonblocking_served} --reason MPI_Iallreduce:beyond-nonblocking-slot
        --reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:mpi-faster --reason MPI_Ibarrier:warming-up
        --reason MPI_Ibarrier:nonblocking-setup -- $<TARGET_FILE:preload_nonblocking>)
+# MPI_Ialltoall, MPI_Igather, MPI_Iscatter, MPI_Ireduce_scatter_block, MPI_Iscan, MPI_Iexscan
+# against the system MPI's blocking answer (PMPI_) in the same run.
+preload_case(preload_nonblocking_blocks RANKS 1 2 3 4 8
+  ARGS --served MPI_Ialltoall --served MPI_Igather --served MPI_Iscatter
+       --served MPI_Ireduce_scatter_block --served MPI_Iscan --served MPI_Iexscan
+       --reason MPI_Ialltoall:derived-datatype --reason MPI_Ialltoall:beyond-nonblocking-slot
+       --reason MPI_Igather:mpi-faster --reason MPI_Iscan:beyond-nonblocking-slot
+       -- $<TARGET_FILE:preload_nonblocking_blocks>)
+preload_case(preload_nonblocking_blocks.peers_early RANKS 2 4 8
+  ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Ialltoall --served MPI_Iscatter
+       --expect "peers finished while the last rank computed: yes"
+       -- $<TARGET_FILE:preload_nonblocking_blocks> peers-early)
 # Peers finish while the rank they wait for computes: its data went in at its start.
 preload_case(preload_nonblocking.peers_early RANKS 2 4 8
   ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Iallreduce --served MPI_Ibcast

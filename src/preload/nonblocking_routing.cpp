@@ -1,0 +1,110 @@
+#include "preload/nonblocking_routing.hpp"
+
+#include <cstdint>
+
+#include "preload/collective_routing.hpp"
+#include "preload/nonblocking_requests.hpp"
+#include "preload/type_layout.hpp"
+
+namespace cachecomm::detail::preload {
+
+namespace {
+
+/// The state of `comm`, through the one this thread looked up last when it is the same (an
+/// attribute look-up costs as much as a small operation's data path). Stamped with the states'
+/// generation: a deleted state (its handle may be reused) is never trusted.
+comm_state* state_of_comm(MPI_Comm comm) {
+  struct last_state {
+    MPI_Comm comm = MPI_COMM_NULL;
+    comm_state* state = nullptr;
+    std::uint64_t generation = 0;
+  };
+  thread_local last_state last __attribute__((tls_model("initial-exec")));
+  const std::uint64_t generation = g_states_generation.load(std::memory_order_acquire);
+  if (last.comm == comm && last.generation == generation && last.state != nullptr)
+    return last.state;
+  comm_state* state = state_for(comm);
+  last = {comm, state, generation};
+  return state;
+}
+
+}  // namespace
+
+nonblocking_route route_communicator(call_kind kind, MPI_Comm comm) {
+  nonblocking_route r;
+  if (!g_armed[static_cast<std::size_t>(kind)]) {
+    r.why = globally_blocked(kind).value_or(outcome::disabled);
+    return r;
+  }
+  // The pending operations are process-wide: threads completing requests at once would race.
+  if (thread_level() == MPI_THREAD_MULTIPLE) {
+    r.why = outcome::thread_multiple;
+    return r;
+  }
+  comm_state* state = comm == MPI_COMM_NULL ? nullptr : state_of_comm(comm);
+  if (state == nullptr) {
+    r.why = outcome::invalid_argument;  // MPI reports it
+    return r;
+  }
+  if (state->unusable) {
+    r.why = *state->unusable;
+    return r;
+  }
+  // The state is built by the communicator's blocking collectives (building it is collective, a
+  // start must stay local).
+  if (!state->fast) {
+    r.why = outcome::warming_up;
+    return r;
+  }
+  if (state->fast->topology().node_count != 1) {
+    r.why = outcome::multi_node;
+    return r;
+  }
+  r.fast = state->fast.get();
+  r.state = state;
+  return r;
+}
+
+void admit_nonblocking(nonblocking_route& r, std::size_t bytes) {
+  comm_state* state = r.state;
+  if (bytes > nonblocking_slot_bytes()) {
+    r.why = outcome::beyond_slot;
+    return;
+  }
+  if (state->nonblocking_failed) {
+    r.why = outcome::state_failed;
+    return;
+  }
+  if (!state->nonblocking) {
+    if (!state->nonblocking_wanted) {
+      state->nonblocking_wanted = true;
+      g_nonblocking_attention.fetch_add(1, std::memory_order_relaxed);
+    }
+    r.why = outcome::nonblocking_setup;
+    return;
+  }
+  r.channel = state->nonblocking;
+}
+
+std::optional<std::size_t> dense_bytes(MPI_Datatype type, int count, outcome& why) {
+  const auto layout = layout_of(type, why);
+  if (!layout) return std::nullopt;
+  if (!layout->dense) {
+    why = outcome::derived_datatype;
+    return std::nullopt;
+  }
+  if (count < 0) {
+    why = outcome::invalid_argument;
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(count) * layout->size;
+}
+
+int serve_nonblocking(call_kind kind, MPI_Comm comm, const nonblocking_route& r,
+                      const nonblocking_call& call, MPI_Request* request) {
+  const int code = start_nonblocking(kind, comm, r.channel, call, request);
+  stats().count(kind, code == MPI_SUCCESS ? outcome::served : outcome::cachecomm_error);
+  return code;
+}
+
+}  // namespace cachecomm::detail::preload
