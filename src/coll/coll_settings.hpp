@@ -11,7 +11,7 @@
 namespace cachecomm::detail {
 
 /// CACHECOMM_STREAMING_STORES.
-enum class streaming_choice { automatic = 1, off, on };
+enum class streaming_choice { automatic = 1, off, on, adaptive };
 
 struct coll_settings {
   std::size_t region_bytes = 0;  ///< CACHECOMM_COLL_REGION: each half of the data region

@@ -12,6 +12,8 @@ cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 2
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=1 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
 cachecomm_add_mpi_test(mpi_collectives SOURCES coll/collectives_test.cpp RANKS 3 SUFFIX .no_streaming
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_STREAMING_STORES=0)
+# gather-reduce in every store mode, and ranks in different modes (8: oversubscribed).
+cachecomm_add_mpi_test(mpi_store_modes SOURCES coll/store_mode_test.cpp RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 1 2 3 4 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 3 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
