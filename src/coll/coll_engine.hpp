@@ -32,8 +32,8 @@ struct coll_tuning {
   std::size_t chunk_bytes =
       128 << 10;                  ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
   bool streaming_stores = false;  ///< copies into the shared region bypass the caches
-  /// gather-reduce's staging copies choose their store mode per call from their measured time
-  /// (store_mode.hpp) instead of following streaming_stores
+  /// gather-reduce's allreduce staging chooses its store mode per call from the measured call
+  /// times (store_mode.hpp) instead of following streaming_stores
   bool adaptive_stores = false;
   bool check = false;  ///< verify matching arguments across ranks
   // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: selection.hpp)

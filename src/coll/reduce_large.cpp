@@ -27,14 +27,14 @@ void coll_engine::reduce_gather(const void* input, void* output, std::size_t cou
   // depth: they are fast only into lines that have left the reader's L2 (see the store mode below).
   const std::size_t fitting = std::min(reduce_gather_chunk, m_tuning.region_bytes / (size * 2)) /
                               cache_line_size * cache_line_size;
-  // Messages too small for streaming stores keep two fixed 64 KiB positions per half (their copies
-  // are ordinary in every mode, and were measured that way).
+  // Allreduces below 64 KiB (adaptive_store_min_bytes) keep two fixed 64 KiB positions per half:
+  // through the whole region they were slower in either store mode. So does a rooted reduce: with
+  // the shallow ring the non-root's streaming copies were faster (OSU osu_reduce, 32 KiB, EPYC VM:
+  // 2.3-2.8 us against 4.3-10.9 through the whole region), and its non-root, which leaves once its
+  // chunks are staged, times only its own copies, not what they cost the root, so it has nothing
+  // to choose a store mode from.
   const std::size_t message_bytes = count * element;
-  // A rooted reduce keeps the shallow ring too: with it the non-root's streaming copies were
-  // faster (OSU osu_reduce, 32 KiB, EPYC VM: 2.3-2.8 us against 4.3-10.9 through the whole region),
-  // and its non-root, which leaves once its chunks are staged, times only its own copies, not what
-  // they cost the root, so it has nothing to choose a store mode from.
-  const bool deep_ring = root < 0 && message_bytes >= streaming_copy_min_bytes;
+  const bool deep_ring = root < 0 && message_bytes >= adaptive_store_min_bytes;
   const std::size_t chunk_bytes = !deep_ring
                                       ? fitting
                                       : std::min(fitting, (message_bytes + cache_line_size - 1) /
@@ -97,8 +97,7 @@ void coll_engine::reduce_gather(const void* input, void* output, std::size_t cou
     }
     finish_step(step);
   }
-  // Only calls whose copies the modes differ on (smaller ones are ordinary in both).
-  if (adaptive && message_bytes >= streaming_copy_min_bytes) {
+  if (adaptive) {
     chooser->record(static_cast<double>(__rdtsc() - start) * 1024.0 /
                     static_cast<double>(message_bytes));
   }

@@ -20,6 +20,13 @@ namespace cachecomm::detail {
 
 enum class store_mode : std::uint8_t { streaming = 0, ordinary = 1 };
 
+/// gather-reduce walks its allreduce staging through the whole region, and chooses the store mode
+/// per call, from this message size. At 32 KiB the deep ring cost more than it gave: OSU's per-call
+/// allreduce on the EPYC VM took 8.5-14 us through it in either mode against 4.9-5.7 through two
+/// positions per half (with streaming stores), while from 64 KiB it won (64 KiB 6.4-7.4 against
+/// 8.0-15.1, 128 KiB 9.8-10.9 against 21.9-25.9).
+inline constexpr std::size_t adaptive_store_min_bytes = 64U << 10;
+
 [[nodiscard]] constexpr store_mode other_mode(store_mode mode) {
   return mode == store_mode::streaming ? store_mode::ordinary : store_mode::streaming;
 }
@@ -97,7 +104,7 @@ class store_mode_chooser {
 /// conversion of the time stamp counter to nanoseconds for the report.
 class store_mode_choosers {
  public:
-  static constexpr std::size_t classes = 4;  // < 64 KiB, < 256 KiB, < 1 MiB, from 1 MiB
+  static constexpr std::size_t classes = 4;  // < 64 KiB (set: not used), < 256 KiB, < 1 MiB, more
   store_mode_choosers();
   [[nodiscard]] static std::size_t class_of(std::size_t message_bytes);
   [[nodiscard]] store_mode_chooser& of(std::size_t message_bytes) {
