@@ -53,8 +53,9 @@ void check_modes(const std::vector<std::string>& modes) {
   config settings = config::from_environment();
   settings.set("CACHECOMM_STREAMING_STORES", modes[static_cast<std::size_t>(rank) % modes.size()]);
   comm c(MPI_COMM_WORLD, settings);
-  // Below and above the streaming threshold, one chunk and many, an odd tail; enough calls per
-  // size for the adaptive choosers to probe the other mode (their first probe is after 16 calls).
+  // Below and above the streaming threshold (16 KiB) and the deep ring's (64 KiB), one chunk and
+  // many, an odd tail; enough calls per size for the adaptive choosers to probe the other mode
+  // (their first probe is after 16 calls).
   const std::vector<std::size_t> counts = {1000, 2048, 5001, 40000, 131072 + 3};
   const int calls = 24;
   std::vector<double> output;
