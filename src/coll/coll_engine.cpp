@@ -108,9 +108,16 @@ coll_engine::coll_engine(comm_impl& impl) {
   // Oversubscribed, a reader often runs on the writer's core and finds the lines in its cache;
   // streaming stores would send it to memory (4 ranks on 2 cores: 32-256 KiB allreduce and
   // allgather 1.7-2x slower with them).
-  m_tuning.streaming_stores = settings.streaming == streaming_choice::automatic
-                                  ? !m_oversubscribed && streaming_stores_pay_off()
-                                  : settings.streaming == streaming_choice::on;
+  const bool choose_streaming = settings.streaming == streaming_choice::automatic ||
+                                settings.streaming == streaming_choice::adaptive;
+  m_tuning.streaming_stores = choose_streaming ? !m_oversubscribed && streaming_stores_pay_off()
+                                               : settings.streaming == streaming_choice::on;
+  // Where streaming pays off by default, gather-reduce's staging measures both store modes: with
+  // its ring through the whole region ordinary stores were 2x faster in one vCPU placement of the
+  // EPYC VM and 4-5x slower in the other (store_mode.hpp).
+  m_tuning.adaptive_stores =
+      settings.streaming == streaming_choice::adaptive ||
+      (settings.streaming == streaming_choice::automatic && m_tuning.streaming_stores);
   m_tuning.allgather_staging = settings.allgather_staging;
   m_tuning.broadcast = settings.broadcast;
   m_tuning.reduce = settings.reduce;
@@ -171,6 +178,7 @@ coll_engine::~coll_engine() {
   if (m_rank != 0) return;
   try {
     std::vector<std::string> lines = m_online.report();
+    for (std::string& line : m_store_modes.report()) lines.push_back("node rank 0's " + line);
     if (lines.empty()) return;
     const std::string prefix = "communicator of " + std::to_string(m_size) + " node ranks: ";
     for (std::string& line : lines) line.insert(0, prefix);

@@ -18,6 +18,7 @@
 #include "coll/coll_settings.hpp"
 #include "coll/online_selection.hpp"
 #include "coll/staging_choice.hpp"
+#include "coll/store_mode.hpp"
 #include "coll/tuning_table.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/cross_memory.hpp"
@@ -34,6 +35,9 @@ struct coll_tuning {
       128 << 10;                  ///< pipeline chunk (broadcast) / per-step message bytes (reduce)
   bool streaming_stores = false;  ///< copies into the shared region bypass the caches
   staging_mode allgather_staging = staging_mode::automatic;  ///< CACHECOMM_ALLGATHER_STAGING
+  /// gather-reduce's allreduce staging chooses its store mode per call from the measured call
+  /// times (store_mode.hpp) instead of following streaming_stores
+  bool adaptive_stores = false;
   bool check = false;  ///< verify matching arguments across ranks
   // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: selection.hpp)
   broadcast_algorithm broadcast = broadcast_algorithm::automatic;
@@ -110,6 +114,8 @@ class coll_engine {
   /// Per (operation, size bucket): the online selection's state on this rank.
   [[nodiscard]] online_selector& online() { return m_online; }
   [[nodiscard]] const online_selector& online() const { return m_online; }
+  /// This rank's adaptive store modes (reported at finalize; tests read them).
+  [[nodiscard]] const store_mode_choosers& store_modes() const { return m_store_modes; }
 
   /// Block collectives (gather.cpp, scatter.cpp, alltoall.cpp): `root` is a node rank; the root's
   /// `input` may equal output + root * block_bytes (gather), its `output` may be null (scatter,
@@ -344,6 +350,7 @@ class coll_engine {
   std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
   call_description m_call;       // the call this rank is in
   online_selector m_online;
+  store_mode_choosers m_store_modes;  // gather-reduce's staging store mode, per size class
   // Online selection's handshake values: per rank, [operation][bucket][parity] (own lines).
   static constexpr std::size_t trial_values_per_rank =
       tuned_op_count * online_selector::buckets * 2;

@@ -31,10 +31,14 @@ const setting<streaming_choice> streaming_setting{
     "auto",
     "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
     "auto: streaming on AMD CPUs when not oversubscribed, where taking lines back from the ranks "
-    "that read them last is slow (see docs/architecture.md).",
+    "that read them last is slow, and there gather-reduce's staging (2-rank allreduce from 64 "
+    "KiB) picks streaming or ordinary stores per call from each rank's measured call times; "
+    "adaptive: that per-call choice wherever gather-reduce runs an allreduce, other copies as "
+    "auto (see docs/architecture.md).",
     {{"auto", streaming_choice::automatic},
      {"0", streaming_choice::off},
-     {"1", streaming_choice::on}}};
+     {"1", streaming_choice::on},
+     {"adaptive", streaming_choice::adaptive}}};
 const setting<staging_mode> staging_setting{
     "CACHECOMM_ALLGATHER_STAGING",
     "auto",

@@ -11,7 +11,7 @@
 namespace cachecomm::detail {
 
 /// CACHECOMM_STREAMING_STORES.
-enum class streaming_choice { automatic = 1, off, on };
+enum class streaming_choice { automatic = 1, off, on, adaptive };
 /// CACHECOMM_ALLGATHER_STAGING: how the stage-or-pull allgather moves each rank's block.
 enum class staging_mode { automatic = 1, stage, pull, alternate };
 

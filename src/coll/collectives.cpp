@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "cachecomm/error.hpp"
@@ -411,9 +412,16 @@ algorithm_choice explain_allreduce(comm& c, std::size_t bytes) {
   const auto op = detail::tuned_op::allreduce;
   const auto system = system_reason(c, engine, op, bytes);
   if (!system.empty()) return with_online(c, engine, op, bytes, {"mpi", std::string(system)});
-  return with_online(c, engine, op, bytes,
-                     explained(detail::select_reduce(selection_for(c, engine, bytes),
-                                                     engine.tuning().allreduce, false)));
+  algorithm_choice choice = explained(
+      detail::select_reduce(selection_for(c, engine, bytes), engine.tuning().allreduce, false));
+  // The store mode is each rank's own, per call (store_mode.hpp): say that it is measured.
+  if (choice.algorithm == "gather-reduce" && engine.tuning().adaptive_stores &&
+      bytes >= detail::adaptive_store_min_bytes) {
+    choice.reason +=
+        "; staged with streaming or ordinary stores, chosen per call by each rank from its "
+        "measured call times (the finalize summary names the mode settled on)";
+  }
+  return with_online(c, engine, op, bytes, std::move(choice));
 }
 algorithm_choice explain_allgather(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);

@@ -27,6 +27,8 @@ cachecomm_add_mpi_test(mpi_allgather_stage_or_pull SOURCES coll/allgather_stage_
                        ENV ${CACHECOMM_STAGE_OR_PULL_ENV} CACHECOMM_ALLGATHER_STAGING=alternate CACHECOMM_COLL_REGION=65536)
 cachecomm_add_mpi_test(mpi_allgather_stage_or_pull SOURCES coll/allgather_stage_or_pull_test.cpp RANKS 2 SUFFIX .no_single_copy
                        ENV ${CACHECOMM_STAGE_OR_PULL_ENV} CACHECOMM_SINGLE_COPY=off)
+# gather-reduce in every store mode, and ranks in different modes (8: oversubscribed).
+cachecomm_add_mpi_test(mpi_store_modes SOURCES coll/store_mode_test.cpp RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 1 2 3 4 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_collective_errors SOURCES coll/errors_test.cpp RANKS 3 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
