@@ -30,8 +30,10 @@ inline constexpr int flat_max_ranks = 8;
 /// where the shared region is written with streaming stores (coll_tuning::streaming_stores).
 inline constexpr std::size_t single_copy_broadcast_min_bytes = 16U << 10;
 inline constexpr std::size_t single_copy_broadcast_streaming_min_bytes = 64U << 10;
-/// Single-copy allgather from this block size (2 ranks per node on their own cores).
-inline constexpr std::size_t single_copy_allgather_min_bytes = 64U << 10;
+/// Single-copy allgather from this block size (2 ranks per node on their own cores), and
+/// allgatherv's from this largest block (its rule was measured at 64 KiB, not below).
+inline constexpr std::size_t single_copy_allgather_min_bytes = 32U << 10;
+inline constexpr std::size_t single_copy_allgatherv_min_bytes = 64U << 10;
 /// The system MPI's own allgather from this block size (2 ranks on their own cores, one node).
 inline constexpr std::size_t system_allgather_min_bytes = 1U << 20;
 /// Under Intel MPI (2 ranks on their own cores, one node) its own allreduce in this range of
@@ -228,9 +230,13 @@ inline selection<allgather_algorithm> select_allgather(const selection_input& in
   // 2-core AMD EPYC VM (3 interleaved runs, medians, hot and cold): from 64 KiB blocks single copy
   // ties Open MPI (64 KiB 7.7-8.7 us against 8.3-9.4; 256 KiB 27.8-38.5 against 27.7-38.5) while
   // central takes 1.5-2x as long (13.0-13.4; 59.5-65.3); at 32 KiB they tie (5.6-6.2 against
-  // 5.8-7.0). Oversubscribed (4 and 8 ranks) central wins at every size (4 MiB: 0.62 of Open MPI
-  // against 0.80-0.87): the cores are the bottleneck, and the CPU time per byte counts, not the
-  // copies saved. With more ranks on their own cores the copy saved is a smaller part.
+  // 5.8-7.0). At 32 KiB OSU's loops decided it (5 interleaved rounds, plain / preloaded, median
+  // [spread]): central 0.91-1.16 [0.35-1.34] per call and 1.02-1.13 [0.87-1.44] back to back under
+  // Open MPI 4.1, 0.96 [0.53-5.29] per call under Open MPI 5; single copy 1.33 [0.81-3.08] and
+  // 1.14 [0.94-1.21], 1.81 [0.65-4.19] (5.3 us per call against central's 6.3). Oversubscribed (4
+  // and 8 ranks) central wins at every size (4 MiB: 0.62 of Open MPI against 0.80-0.87): the cores
+  // are the bottleneck, and the CPU time per byte counts, not the copies saved. With more ranks on
+  // their own cores the copy saved is a smaller part.
   if (entry_of(allgather_algorithm::single_copy).applicable(input.node) &&
       selection_rules::on_own_cores_in_pair(input.node) &&
       input.bytes >= thresholds::single_copy_allgather_min_bytes) {
@@ -448,7 +454,7 @@ inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& 
     return {requested, "set by CACHECOMM_ALLGATHERV"};
   if (const auto id = selection_rules::measured_choice(input, tuned_op::allgatherv); id > 0)
     return {static_cast<allgatherv_algorithm>(id), measured_reason};
-  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgather_min_bytes)) {
+  if (selection_rules::single_copy_blocks(input, thresholds::single_copy_allgatherv_min_bytes)) {
     return {allgatherv_algorithm::single_copy,
             "large blocks, 2 ranks on their own cores: each rank pulls the others' blocks "
             "straight from their buffers (cross-memory attach)"};

@@ -168,8 +168,8 @@ struct allgather_row {
 TEST(selection, allgather_table) {
   const allgather_row rows[] = {
       {8, pair, allgather_algorithm::central},
-      {64 * KiB - 1, pair, allgather_algorithm::central},
-      {64 * KiB, pair, allgather_algorithm::single_copy},
+      {32 * KiB - 1, pair, allgather_algorithm::central},
+      {32 * KiB, pair, allgather_algorithm::single_copy},
       {2 * MiB, pair_without_push, allgather_algorithm::single_copy},
       {2 * MiB, pair_without_single_copy, allgather_algorithm::central},
       {2 * MiB, pair_oversubscribed, allgather_algorithm::central},
