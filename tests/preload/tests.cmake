@@ -214,7 +214,7 @@ set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;p
 # outstanding, mixed with MPI's own requests under every completion call, freed requests, a rank
 # computing between start and wait; the pipelined CG overlaps MPI_Iallreduce with its work.
 foreach(program IN ITEMS preload_nonblocking preload_nonblocking_blocks preload_nonblocking_layouts
-                        preload_pipelined_cg)
+                        preload_nonblocking_vector preload_pipelined_cg)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C m)
 endforeach()
@@ -242,6 +242,12 @@ preload_case(preload_nonblocking_layouts RANKS 1 2 3 4 8 RUN_LIMIT 60
        --no-reason MPI_Iallgather:derived-datatype --no-reason MPI_Igather:derived-datatype
        --no-reason MPI_Iscatter:derived-datatype --no-reason MPI_Ialltoall:derived-datatype
        -- $<TARGET_FILE:preload_nonblocking_layouts>)
+# MPI_Iallgatherv and MPI_Ireduce_scatter (every rank knows every count) against PMPI_.
+preload_case(preload_nonblocking_vector RANKS 1 2 3 4 8 RUN_LIMIT 60
+  ARGS --served MPI_Iallgatherv --served MPI_Ireduce_scatter
+       --reason MPI_Iallgatherv:beyond-nonblocking-slot --reason MPI_Iallgatherv:empty
+       --reason MPI_Ireduce_scatter:beyond-nonblocking-slot --reason MPI_Ireduce_scatter:empty
+       -- $<TARGET_FILE:preload_nonblocking_vector>)
 preload_case(preload_nonblocking_blocks.peers_early RANKS 2 4 8
   ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Ialltoall --served MPI_Iscatter
        --expect "peers finished while the last rank computed: yes"
