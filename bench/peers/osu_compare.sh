@@ -7,7 +7,7 @@
 # JSON (../shared/conventions/benchmarks.md).
 #
 # Nonblocking ops (ibarrier, ibcast, iallreduce, ireduce, iallgather, ialltoall, igather, iscatter,
-# ireduce_scatter_block; OSU 7.4 has no iscan) come from OSU's non_blocking
+# ireduce_scatter_block, iallgatherv, ireduce_scatter; OSU 7.4 has no iscan) come from OSU's non_blocking
 # directory; their figure is OSU's "Pure Comm." latency (start and wait with no computation between:
 # the counterpart of the blocking latency). The reductions run on MPI_FLOAT (-T mpi_float: OSU's
 # default MPI_CHAR is no reduction type cachecomm maps, so it would pass through). reduce_scatter is
@@ -98,7 +98,8 @@ for round in $(seq "$first_round" $((first_round + rounds - 1))); do
     for op in "${op_list[@]}"; do
       size_args=(-m "1:$max_size"); [[ "$op" == *barrier ]] && size_args=()
       [[ "$op" == b2b-* ]] && size_args+=(--op "${op#b2b-}")
-      [[ "$op" == ireduce || "$op" == iallreduce || "$op" == reduce_scatter || "$op" == ireduce_scatter_block ]] &&
+      [[ "$op" == ireduce || "$op" == iallreduce || "$op" == reduce_scatter || "$op" == ireduce_scatter_block ||
+        "$op" == ireduce_scatter ]] &&
         size_args+=(-T mpi_float)
       # shellcheck disable=SC2046,SC2086
       for side in $( ((round % 2)) && echo "plain preloaded" || echo "preloaded plain"); do

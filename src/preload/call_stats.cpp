@@ -55,6 +55,8 @@ std::string_view mpi_name(call_kind kind) {
     case call_kind::ireduce_scatter_block: return "MPI_Ireduce_scatter_block";
     case call_kind::iscan: return "MPI_Iscan";
     case call_kind::iexscan: return "MPI_Iexscan";
+    case call_kind::iallgatherv: return "MPI_Iallgatherv";
+    case call_kind::ireduce_scatter: return "MPI_Ireduce_scatter";
     case call_kind::count_: break;
   }
   return "?";

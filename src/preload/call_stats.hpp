@@ -54,6 +54,8 @@ enum class call_kind {
   ireduce_scatter_block,
   iscan,
   iexscan,
+  iallgatherv,
+  ireduce_scatter,
   count_
 };
 

@@ -19,10 +19,12 @@ using cachecomm::detail::nonblocking_call;
 using cachecomm::detail::nonblocking_kind;
 using preload::call_kind;
 using preload::nonblocking_route;
+using preload::nonblocking_staging;
 using preload::outcome;
 using preload::pass_through;
 using preload::route_nonblocking;
 using preload::serve_nonblocking;
+using preload::typed_side;
 
 extern "C" {
 
@@ -42,9 +44,9 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   auto pass = [&] { return PMPI_Ibcast(buffer, count, datatype, root, comm, request); };
   if (preload::inside_cachecomm()) return pass();
   outcome why = outcome::served;
-  const auto dense = preload::dense_bytes(datatype, count, why);
-  if (!dense) return pass_through(call_kind::ibcast, why, pass);
-  const std::size_t bytes = *dense;
+  const auto side = preload::side_of(datatype, count, why);
+  if (!side) return pass_through(call_kind::ibcast, why, pass);
+  const std::size_t bytes = side->bytes();
   if (bytes == 0) return pass_through(call_kind::ibcast, outcome::empty, pass);
   if (bytes > cachecomm::detail::nonblocking_bcast_bytes)
     return pass_through(call_kind::ibcast, outcome::mpi_faster, pass);
@@ -58,7 +60,14 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   call.bytes = call.own_bytes = bytes;
   call.send = buffer;
   call.recv = buffer;
-  return serve_nonblocking(call_kind::ibcast, comm, r, call, request);
+  if (side->dense()) return serve_nonblocking(call_kind::ibcast, comm, r, call, request);
+  // The root's data is packed at the start; the others' result is unpacked at the finish.
+  nonblocking_staging staging;
+  if (r.fast->rank() == root)
+    staging.send = side->staged(buffer);
+  else
+    staging.result = side->staged(buffer);
+  return serve_nonblocking(call_kind::ibcast, comm, r, call, request, &staging);
 }
 
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -127,28 +136,42 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   };
   if (preload::inside_cachecomm()) return pass();
   outcome why = outcome::served;
-  const auto received = preload::dense_bytes(recvtype, recvcount, why);
+  const auto received = preload::side_of(recvtype, recvcount, why);
   if (!received) return pass_through(call_kind::iallgather, why, pass);
-  const std::size_t block = *received;
+  const std::size_t block = received->bytes();
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  std::optional<std::size_t> sent;
+  std::optional<typed_side> sent;
   if (!in_place) {
-    sent = preload::dense_bytes(sendtype, sendcount, why);
+    sent = preload::side_of(sendtype, sendcount, why);
     if (!sent) return pass_through(call_kind::iallgather, why, pass);
   }
   if (block == 0) return pass_through(call_kind::iallgather, outcome::empty, pass);
   const nonblocking_route r = route_nonblocking(call_kind::iallgather, comm, block);
   if (!r.channel) return pass_through(call_kind::iallgather, r.why, pass);
+  const auto rank = static_cast<std::size_t>(r.fast->rank());
   nonblocking_call call;
   call.kind = nonblocking_kind::allgather;
   call.bytes = block;
-  call.own_bytes = in_place ? block : *sent;
+  call.own_bytes = in_place ? block : sent->bytes();
   // A rank's block sits at its place in recvbuf: node ranks follow communicator ranks.
-  call.send = in_place ? static_cast<const std::byte*>(recvbuf) +
-                             static_cast<std::size_t>(r.fast->rank()) * block
-                       : sendbuf;
+  call.send = in_place ? static_cast<const std::byte*>(recvbuf) + rank * block : sendbuf;
   call.recv = recvbuf;
-  return serve_nonblocking(call_kind::iallgather, comm, r, call, request);
+  const bool send_dense = in_place || sent->dense();
+  if (received->dense() && send_dense)
+    return serve_nonblocking(call_kind::iallgather, comm, r, call, request);
+  nonblocking_staging staging;
+  if (!received->dense()) {
+    staging.result = received->staged(recvbuf);
+    staging.result->count *= static_cast<std::size_t>(r.fast->size());
+    if (in_place) {
+      // The rank's own block is packed from its place in recvbuf, into its place in the result.
+      staging.send = received->staged_block(recvbuf, rank);
+      staging.send_into_result = true;
+      staging.send_at = rank * block;
+    }
+  }
+  if (!send_dense) staging.send = sent->staged(sendbuf);
+  return serve_nonblocking(call_kind::iallgather, comm, r, call, request, &staging);
 }
 
 }  // extern "C"

@@ -1,8 +1,9 @@
 // Nonblocking block collectives and prefix reductions: MPI_Igather, MPI_Iscatter, MPI_Ialltoall,
 // MPI_Ireduce_scatter_block, MPI_Iscan, MPI_Iexscan. Served through the communicator's nonblocking
 // channel (nonblocking_requests.hpp) when what one rank puts in fits its slot (a block; for
-// MPI_Ialltoall and MPI_Ireduce_scatter_block a block per rank) and the types are dense; otherwise
-// passed to PMPI with the reason counted (nonblocking_routing.hpp).
+// MPI_Ialltoall and MPI_Ireduce_scatter_block a block per rank); otherwise passed to PMPI with the
+// reason counted (nonblocking_routing.hpp). Sides whose datatypes are not dense are packed and
+// unpacked around the channel (nonblocking_staging.hpp): the path depends on the bytes only.
 //
 // As in intercept_gather_scatter.cpp, only the arguments MPI calls significant on a rank are read
 // there (a non-root's receive buffer and type in MPI_Igather may be anything).
@@ -19,9 +20,11 @@ using cachecomm::detail::nonblocking_call;
 using cachecomm::detail::nonblocking_kind;
 using preload::call_kind;
 using preload::nonblocking_route;
+using preload::nonblocking_staging;
 using preload::outcome;
 using preload::pass_through;
 using preload::serve_nonblocking;
+using preload::typed_side;
 
 namespace {
 
@@ -78,33 +81,47 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && !is_root) return pass_through(kind, outcome::invalid_argument, pass);
   outcome why = outcome::served;
-  std::optional<std::size_t> sent;
+  std::optional<typed_side> sent;
   if (!in_place) {
-    sent = preload::dense_bytes(sendtype, sendcount, why);
+    sent = preload::side_of(sendtype, sendcount, why);
     if (!sent) return pass_through(kind, why, pass);
   }
-  // Every rank's block is the root's receive block: the same bytes everywhere.
-  std::optional<std::size_t> block = sent;
+  std::optional<typed_side> received;
   if (is_root) {
-    block = preload::dense_bytes(recvtype, recvcount, why);
-    if (!block) return pass_through(kind, why, pass);
+    received = preload::side_of(recvtype, recvcount, why);
+    if (!received) return pass_through(kind, why, pass);
   }
-  if (*block == 0) return pass_through(kind, outcome::empty, pass);
-  if (*block > cachecomm::detail::nonblocking_gather_bytes)
+  // Every rank's block is the root's receive block: the same bytes everywhere.
+  const std::size_t block = is_root ? received->bytes() : sent->bytes();
+  if (block == 0) return pass_through(kind, outcome::empty, pass);
+  if (block > cachecomm::detail::nonblocking_gather_bytes)
     return pass_through(kind, outcome::mpi_faster, pass);
-  preload::admit_nonblocking(r, *block);
+  preload::admit_nonblocking(r, block);
   if (!r.channel) return pass_through(kind, r.why, pass);
   nonblocking_call call;
   call.kind = nonblocking_kind::gather;
   call.root = r.fast->topology().node_rank_of(root);
-  call.bytes = *block;
-  call.own_bytes = in_place ? *block : *sent;
+  call.bytes = block;
+  call.own_bytes = in_place ? block : sent->bytes();
   // In place, the root's block is at its place in recvbuf (node ranks follow communicator ranks).
-  call.send = in_place
-                  ? static_cast<const std::byte*>(recvbuf) + static_cast<std::size_t>(root) * *block
-                  : sendbuf;
+  const auto root_place = static_cast<std::size_t>(root);
+  call.send = in_place ? static_cast<const std::byte*>(recvbuf) + root_place * block : sendbuf;
   call.recv = is_root ? recvbuf : nullptr;
-  return serve_nonblocking(kind, comm, r, call, request);
+  const bool send_dense = in_place || sent->dense();
+  const bool result_dense = !is_root || received->dense();
+  if (send_dense && result_dense) return serve_nonblocking(kind, comm, r, call, request);
+  nonblocking_staging staging;
+  if (!result_dense) {
+    staging.result = received->staged(recvbuf);
+    staging.result->count *= static_cast<std::size_t>(r.fast->size());
+    if (in_place) {
+      staging.send = received->staged_block(recvbuf, root_place);
+      staging.send_into_result = true;
+      staging.send_at = root_place * block;
+    }
+  }
+  if (!send_dense) staging.send = sent->staged(sendbuf);
+  return serve_nonblocking(kind, comm, r, call, request, &staging);
 }
 
 int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -124,30 +141,40 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   const bool in_place = recvbuf == MPI_IN_PLACE;
   if (in_place && !is_root) return pass_through(kind, outcome::invalid_argument, pass);
   outcome why = outcome::served;
-  std::optional<std::size_t> received;
+  std::optional<typed_side> received;
   if (!in_place) {
-    received = preload::dense_bytes(recvtype, recvcount, why);
+    received = preload::side_of(recvtype, recvcount, why);
     if (!received) return pass_through(kind, why, pass);
   }
-  // Every block is the root's send block: the same bytes everywhere.
-  std::optional<std::size_t> block = received;
+  std::optional<typed_side> sent;
   if (is_root) {
-    block = preload::dense_bytes(sendtype, sendcount, why);
-    if (!block) return pass_through(kind, why, pass);
+    sent = preload::side_of(sendtype, sendcount, why);
+    if (!sent) return pass_through(kind, why, pass);
     // The root copies a whole block into its receive buffer: a shorter one is MPI's to report.
-    if (!in_place && *received != *block)
+    if (!in_place && received->bytes() != sent->bytes())
       return pass_through(kind, outcome::invalid_argument, pass);
   }
-  if (*block == 0) return pass_through(kind, outcome::empty, pass);
-  preload::admit_nonblocking(r, *block);
+  // Every block is the root's send block: the same bytes everywhere.
+  const std::size_t block = is_root ? sent->bytes() : received->bytes();
+  if (block == 0) return pass_through(kind, outcome::empty, pass);
+  preload::admit_nonblocking(r, block);
   if (!r.channel) return pass_through(kind, r.why, pass);
   nonblocking_call call;
   call.kind = nonblocking_kind::scatter;
   call.root = r.fast->topology().node_rank_of(root);
-  call.bytes = call.own_bytes = *block;
+  call.bytes = call.own_bytes = block;
   call.send = is_root ? sendbuf : nullptr;
   call.recv = in_place ? nullptr : recvbuf;
-  return serve_nonblocking(kind, comm, r, call, request);
+  const bool send_dense = !is_root || sent->dense();
+  const bool result_dense = in_place || received->dense();
+  if (send_dense && result_dense) return serve_nonblocking(kind, comm, r, call, request);
+  nonblocking_staging staging;
+  if (!send_dense) {
+    staging.send = sent->staged(sendbuf);
+    staging.send->count *= static_cast<std::size_t>(r.fast->size());
+  }
+  if (!result_dense) staging.result = received->staged(recvbuf);
+  return serve_nonblocking(kind, comm, r, call, request, &staging);
 }
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -160,28 +187,42 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   constexpr call_kind kind = call_kind::ialltoall;
   outcome why = outcome::served;
   // Every rank receives blocks of this size from every rank.
-  const auto block = preload::dense_bytes(recvtype, recvcount, why);
-  if (!block) return pass_through(kind, why, pass);
+  const auto received = preload::side_of(recvtype, recvcount, why);
+  if (!received) return pass_through(kind, why, pass);
+  const std::size_t block = received->bytes();
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  std::optional<std::size_t> sent = block;
+  std::optional<typed_side> sent = received;
   if (!in_place) {
-    sent = preload::dense_bytes(sendtype, sendcount, why);
+    sent = preload::side_of(sendtype, sendcount, why);
     if (!sent) return pass_through(kind, why, pass);
   }
-  if (*block == 0) return pass_through(kind, outcome::empty, pass);
+  if (block == 0) return pass_through(kind, outcome::empty, pass);
   nonblocking_route r = preload::route_communicator(kind, comm);
   if (r.fast == nullptr) return pass_through(kind, r.why, pass);
+  const auto size = static_cast<std::size_t>(r.fast->size());
   // A rank puts a block for every rank in its slot.
-  preload::admit_nonblocking(r, *block * static_cast<std::size_t>(r.fast->size()));
+  preload::admit_nonblocking(r, block * size);
   if (!r.channel) return pass_through(kind, r.why, pass);
   nonblocking_call call;
   call.kind = nonblocking_kind::alltoall;
-  call.bytes = *block;
-  call.own_bytes = *sent;  // another size: zeros go in, and every rank reports the mismatch
+  call.bytes = block;
+  call.own_bytes = sent->bytes();  // another size: zeros go in, and every rank reports the mismatch
   // In place: the blocks to send are in recvbuf, copied into the channel when the call starts.
   call.send = in_place ? recvbuf : sendbuf;
   call.recv = recvbuf;
-  return serve_nonblocking(kind, comm, r, call, request);
+  if (received->dense() && sent->dense()) return serve_nonblocking(kind, comm, r, call, request);
+  nonblocking_staging staging;
+  if (!received->dense()) {
+    staging.result = received->staged(recvbuf);
+    staging.result->count *= size;
+  }
+  if (!sent->dense()) {
+    // In place, sent is received: the blocks are packed into the result buffer.
+    staging.send = sent->staged(in_place ? recvbuf : sendbuf);
+    staging.send->count *= size;
+    staging.send_into_result = in_place;
+  }
+  return serve_nonblocking(kind, comm, r, call, request, &staging);
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,

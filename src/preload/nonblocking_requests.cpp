@@ -25,6 +25,7 @@ struct pending_operation {
   bool freed_early = false;
   MPI_Request request = MPI_REQUEST_NULL;
   std::size_t live_index = 0;  ///< its place in live_operations()
+  staged_buffers staged;       ///< sides whose datatypes are not dense (unused by dense calls)
 
   [[nodiscard]] bool finished() const { return operation.finished.load(std::memory_order_relaxed); }
   /// As new, for reuse; drops its hold on the channel.
@@ -41,6 +42,7 @@ struct pending_operation {
     freed_early = false;
     request = MPI_REQUEST_NULL;
     live_index = 0;
+    staged.release();
   }
 };
 
@@ -117,6 +119,16 @@ int cancel_operation(void* /*extra*/, int /*complete*/) {
 /// the operation), so nothing touches it after MPI_Grequest_complete.
 void operation_finished(nonblocking_operation& /*operation*/, void* context) {
   auto* served = static_cast<pending_operation*>(context);
+  // Every way an operation ends (a completion call, a freed request, MPI_Finalize's drain) comes
+  // here, so the program's buffer is written and the held datatype released on each.
+  if (served->staged.holds_result()) {
+    std::string problem;
+    const int code = served->staged.unpack_result(problem);
+    if (code != MPI_SUCCESS && served->operation.error == MPI_SUCCESS) {
+      served->operation.error = code;
+      served->operation.problem = "unpacking the result: " + problem;
+    }
+  }
   if (served->operation.error != MPI_SUCCESS) {
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -137,17 +149,29 @@ void operation_finished(nonblocking_operation& /*operation*/, void* context) {
 
 int start_nonblocking(call_kind kind, MPI_Comm comm,
                       const std::shared_ptr<nonblocking_channel>& channel,
-                      const nonblocking_call& call, MPI_Request* request) {
+                      const nonblocking_call& call, MPI_Request* request,
+                      const nonblocking_staging* staging) {
   std::unique_ptr<pending_operation> served = new_operation();
   served->kind = kind;
   served->comm = comm;
   served->operation.channel = channel;
   served->operation.call = call;
+  if (staging != nullptr) {
+    try {
+      served->staged.stage(*staging, served->operation.call);
+    } catch (...) {
+      recycle(served.release());
+      return report_failure(comm, std::string(mpi_name(kind)).c_str());
+    }
+  }
   served->operation.on_finished = operation_finished;
   served->operation.context = served.get();
   const int code = PMPI_Grequest_start(query_status, free_operation, cancel_operation, served.get(),
                                        &served->request);
-  if (code != MPI_SUCCESS) return code;
+  if (code != MPI_SUCCESS) {
+    recycle(served.release());
+    return code;
+  }
   *request = served->request;
   served->live_index = live_operations().size();
   live_operations().push_back(served.get());

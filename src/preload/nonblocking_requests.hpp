@@ -19,6 +19,7 @@
 #include "coll/nonblocking_channel.hpp"
 #include "coll/nonblocking_progress.hpp"
 #include "preload/call_stats.hpp"
+#include "preload/nonblocking_staging.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -35,10 +36,12 @@ extern std::atomic<int> g_nonblocking_pending;
 }
 
 /// Starts a served operation on `channel`: returns the generalized request in `request`.
-/// Returns MPI_SUCCESS or the error of MPI_Grequest_start.
+/// `staging`: null when every side is dense. Returns MPI_SUCCESS, the error of
+/// MPI_Grequest_start, or a packing failure reported through `comm`'s error handler.
 int start_nonblocking(call_kind kind, MPI_Comm comm,
                       const std::shared_ptr<nonblocking_channel>& channel,
-                      const nonblocking_call& call, MPI_Request* request);
+                      const nonblocking_call& call, MPI_Request* request,
+                      const nonblocking_staging* staging);
 
 /// One pass over every pending operation: contributes and finishes what it can, never waits.
 /// Returns how many finished.

@@ -86,23 +86,20 @@ void admit_nonblocking(nonblocking_route& r, std::size_t bytes) {
   r.channel = state->nonblocking;
 }
 
-std::optional<std::size_t> dense_bytes(MPI_Datatype type, int count, outcome& why) {
+std::optional<typed_side> side_of(MPI_Datatype type, int count, outcome& why) {
   const auto layout = layout_of(type, why);
   if (!layout) return std::nullopt;
-  if (!layout->dense) {
-    why = outcome::derived_datatype;
-    return std::nullopt;
-  }
   if (count < 0) {
     why = outcome::invalid_argument;
     return std::nullopt;
   }
-  return static_cast<std::size_t>(count) * layout->size;
+  return typed_side{type, static_cast<std::size_t>(count), *layout};
 }
 
 int serve_nonblocking(call_kind kind, MPI_Comm comm, const nonblocking_route& r,
-                      const nonblocking_call& call, MPI_Request* request) {
-  const int code = start_nonblocking(kind, comm, r.channel, call, request);
+                      const nonblocking_call& call, MPI_Request* request,
+                      const nonblocking_staging* staging) {
+  const int code = start_nonblocking(kind, comm, r.channel, call, request, staging);
   stats().count(kind, code == MPI_SUCCESS ? outcome::served : outcome::cachecomm_error);
   return code;
 }

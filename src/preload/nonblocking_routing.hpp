@@ -12,7 +12,9 @@
 
 #include "coll/nonblocking_channel.hpp"
 #include "preload/call_stats.hpp"
+#include "preload/nonblocking_requests.hpp"
 #include "preload/runtime.hpp"
+#include "preload/type_layout.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -42,13 +44,35 @@ void admit_nonblocking(nonblocking_route& route, std::size_t bytes);
   return route;
 }
 
-/// The bytes of `count` elements of `type` when the channel can carry them as they lie, or nothing
-/// with the reason in `why`: a type that is not dense passes through (the data of a receive is
-/// written when the operation finishes, and MPI lets the program free the datatype meanwhile).
-[[nodiscard]] std::optional<std::size_t> dense_bytes(MPI_Datatype type, int count, outcome& why);
+/// `count` elements of a datatype, one side of a call: the bytes of its signature (what MPI
+/// requires to match across ranks) and how they lie. Whether a side is dense never changes the
+/// path, only whether its data goes through a buffer of the request (nonblocking_staging).
+struct typed_side {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  std::size_t count = 0;
+  type_layout layout;
+  [[nodiscard]] std::size_t bytes() const { return count * layout.size; }
+  [[nodiscard]] bool dense() const { return layout.dense; }
+  /// The side as data to pack at the start (from `buffer`) or to unpack at the finish (into it).
+  [[nodiscard]] staged_data staged(const void* buffer) const {
+    return {buffer, count, type, layout};
+  }
+  /// Block `index` of a buffer holding such sides one after another (a rank's place in the result
+  /// of a gather, in place).
+  [[nodiscard]] staged_data staged_block(const void* buffer, std::size_t index) const {
+    const MPI_Aint at = static_cast<MPI_Aint>(index * count) * layout.extent;
+    return {static_cast<const std::byte*>(buffer) + at, count, type, layout};
+  }
+};
 
-/// Starts `call` on the route's channel as a generalized request and counts it.
+/// The side of `count` elements of `type`, or nothing with the reason in `why` (an invalid handle
+/// or count: MPI reports it).
+[[nodiscard]] std::optional<typed_side> side_of(MPI_Datatype type, int count, outcome& why);
+
+/// Starts `call` on the route's channel as a generalized request and counts it. `staging`: the
+/// sides whose datatypes are not dense (null when every side is).
 int serve_nonblocking(call_kind kind, MPI_Comm comm, const nonblocking_route& route,
-                      const nonblocking_call& call, MPI_Request* request);
+                      const nonblocking_call& call, MPI_Request* request,
+                      const nonblocking_staging* staging = nullptr);
 
 }  // namespace cachecomm::detail::preload

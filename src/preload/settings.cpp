@@ -119,7 +119,9 @@ const setting<bool>* switch_of(call_kind kind) {
     case call_kind::iscatter:
     case call_kind::ireduce_scatter_block:
     case call_kind::iscan:
-    case call_kind::iexscan: return &nonblocking_setting;
+    case call_kind::iexscan:
+    case call_kind::iallgatherv:
+    case call_kind::ireduce_scatter: return &nonblocking_setting;
     default: return nullptr;
   }
 }

@@ -386,11 +386,27 @@ static void freed_requests(MPI_Comm comm) {
     MPI_Request_free(&request);
     CHECK(request == MPI_REQUEST_NULL, "MPI_Request_free left the handle set");
   }
-  int value = rank + 1, sum = 0;
+  /* A freed broadcast that odd ranks receive into a strided datatype, which the program frees at
+   * once: the preload unpacks its result when it finishes, before the reduction below (served
+   * operations finish in order on a communicator). */
+  enum { n = 16 };
+  int spread[2 * n];
+  for (int i = 0; i < 2 * n; ++i) spread[i] = rank == 0 && i < n ? i : -1;
+  MPI_Datatype every_other;
+  MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &every_other);
+  MPI_Type_commit(&every_other);
   MPI_Request request;
+  MPI_Ibcast(spread, n, rank % 2 ? every_other : MPI_INT, 0, comm, &request);
+  MPI_Type_free(&every_other);
+  MPI_Request_free(&request);
+  int value = rank + 1, sum = 0;
   MPI_Iallreduce(&value, &sum, 1, MPI_INT, MPI_SUM, comm, &request);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
   CHECK(sum == size * (size + 1) / 2, "iallreduce after freed requests: %d", sum);
+  for (int i = 0; i < 2 * n; ++i) {
+    const int want = rank % 2 ? (i % 2 ? -1 : i / 2) : (i < n ? i : -1);
+    CHECK(spread[i] == want, "freed strided ibcast: element %d is %d, want %d", i, spread[i], want);
+  }
   if (world_rank == 0) printf("freed requests: checked\n");
 }
 

@@ -213,7 +213,8 @@ set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;p
 # Nonblocking collectives: every call x datatype x root x in-place x communicator kind, several
 # outstanding, mixed with MPI's own requests under every completion call, freed requests, a rank
 # computing between start and wait; the pipelined CG overlaps MPI_Iallreduce with its work.
-foreach(program IN ITEMS preload_nonblocking preload_nonblocking_blocks preload_pipelined_cg)
+foreach(program IN ITEMS preload_nonblocking preload_nonblocking_blocks preload_nonblocking_layouts
+                        preload_nonblocking_vector preload_pipelined_cg)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C m)
 endforeach()
@@ -221,16 +222,36 @@ set(preload_nonblocking_served --served MPI_Ibarrier --served MPI_Ibcast --serve
                                --served MPI_Iallreduce --served MPI_Iallgather)
 preload_case(preload_nonblocking RANKS 1 2 3 4 8
   ARGS ${preload_nonblocking_served} --reason MPI_Iallreduce:beyond-nonblocking-slot
-       --reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:mpi-faster --reason MPI_Ibarrier:warming-up
+       --no-reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:mpi-faster --reason MPI_Ibarrier:warming-up
        --reason MPI_Ibarrier:nonblocking-setup -- $<TARGET_FILE:preload_nonblocking>)
 # MPI_Ialltoall, MPI_Igather, MPI_Iscatter, MPI_Ireduce_scatter_block, MPI_Iscan, MPI_Iexscan
 # against the system MPI's blocking answer (PMPI_) in the same run.
 preload_case(preload_nonblocking_blocks RANKS 1 2 3 4 8
   ARGS --served MPI_Ialltoall --served MPI_Igather --served MPI_Iscatter
        --served MPI_Ireduce_scatter_block --served MPI_Iscan --served MPI_Iexscan
-       --reason MPI_Ialltoall:derived-datatype --reason MPI_Ialltoall:beyond-nonblocking-slot
+       --no-reason MPI_Ialltoall:derived-datatype --reason MPI_Ialltoall:beyond-nonblocking-slot
        --reason MPI_Igather:mpi-faster --reason MPI_Iscan:beyond-nonblocking-slot
        -- $<TARGET_FILE:preload_nonblocking_blocks>)
+# Ranks describing the same data with datatypes of different layouts (one signature): every rank
+# must take the same path. A rank deciding from its own layout leaves the others waiting forever,
+# so each run is limited to 60 s (the test to 180 s) to fail rather than stall.
+preload_case(preload_nonblocking_layouts RANKS 1 2 3 4 8 RUN_LIMIT 60
+  ARGS --served MPI_Ibcast --served MPI_Iallgather --served MPI_Igather --served MPI_Iscatter
+       --served MPI_Ialltoall --served MPI_Ireduce --reason MPI_Ibcast:mpi-faster
+       --reason MPI_Igather:mpi-faster --no-reason MPI_Ibcast:derived-datatype
+       --no-reason MPI_Iallgather:derived-datatype --no-reason MPI_Igather:derived-datatype
+       --no-reason MPI_Iscatter:derived-datatype --no-reason MPI_Ialltoall:derived-datatype
+       -- $<TARGET_FILE:preload_nonblocking_layouts>)
+# MPI_Iallgatherv and MPI_Ireduce_scatter (every rank knows every count) against PMPI_; its largest
+# blocks are beyond the slot from 2 ranks on.
+set(preload_nonblocking_vector_checks --served MPI_Iallgatherv --served MPI_Ireduce_scatter
+    --reason MPI_Iallgatherv:empty --reason MPI_Ireduce_scatter:empty)
+preload_case(preload_nonblocking_vector RANKS 1 RUN_LIMIT 60
+  ARGS ${preload_nonblocking_vector_checks} -- $<TARGET_FILE:preload_nonblocking_vector>)
+preload_case(preload_nonblocking_vector RANKS 2 3 4 8 RUN_LIMIT 60
+  ARGS ${preload_nonblocking_vector_checks} --reason MPI_Iallgatherv:beyond-nonblocking-slot
+       --reason MPI_Ireduce_scatter:beyond-nonblocking-slot
+       -- $<TARGET_FILE:preload_nonblocking_vector>)
 preload_case(preload_nonblocking_blocks.peers_early RANKS 2 4 8
   ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Ialltoall --served MPI_Iscatter
        --expect "peers finished while the last rank computed: yes"
@@ -243,7 +264,7 @@ preload_case(preload_nonblocking.peers_early RANKS 2 4 8
 # Freed requests still complete (more of them than the ring: the next call needs them done).
 preload_case(preload_nonblocking.request_free RANKS 1 2 4
   ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Ibarrier --served MPI_Iallreduce
-       --expect "freed requests: checked" -- $<TARGET_FILE:preload_nonblocking> request-free)
+       --served MPI_Ibcast --expect "freed requests: checked" -- $<TARGET_FILE:preload_nonblocking> request-free)
 preload_case(preload_nonblocking.cancel RANKS 2
   ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Iallreduce
        --expect "cancel refused: MPI_ERR_REQUEST" -- $<TARGET_FILE:preload_nonblocking> cancel)
