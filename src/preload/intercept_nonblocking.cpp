@@ -161,14 +161,8 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return serve_nonblocking(call_kind::iallgather, comm, r, call, request);
   nonblocking_staging staging;
   if (!received->dense()) {
-    staging.result = received->staged(recvbuf);
-    staging.result->count *= static_cast<std::size_t>(r.fast->size());
-    if (in_place) {
-      // The rank's own block is packed from its place in recvbuf, into its place in the result.
-      staging.send = received->staged_block(recvbuf, rank);
-      staging.send_into_result = true;
-      staging.send_at = rank * block;
-    }
+    preload::stage_gathered_result(staging, *received, recvbuf,
+                                   static_cast<std::size_t>(r.fast->size()), in_place, rank);
   }
   if (!send_dense) staging.send = sent->staged(sendbuf);
   return serve_nonblocking(call_kind::iallgather, comm, r, call, request, &staging);

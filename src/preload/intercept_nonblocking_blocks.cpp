@@ -112,13 +112,8 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   if (send_dense && result_dense) return serve_nonblocking(kind, comm, r, call, request);
   nonblocking_staging staging;
   if (!result_dense) {
-    staging.result = received->staged(recvbuf);
-    staging.result->count *= static_cast<std::size_t>(r.fast->size());
-    if (in_place) {
-      staging.send = received->staged_block(recvbuf, root_place);
-      staging.send_into_result = true;
-      staging.send_at = root_place * block;
-    }
+    preload::stage_gathered_result(staging, *received, recvbuf,
+                                   static_cast<std::size_t>(r.fast->size()), in_place, root_place);
   }
   if (!send_dense) staging.send = sent->staged(sendbuf);
   return serve_nonblocking(kind, comm, r, call, request, &staging);

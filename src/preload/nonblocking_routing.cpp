@@ -96,6 +96,17 @@ std::optional<typed_side> side_of(MPI_Datatype type, int count, outcome& why) {
   return typed_side{type, static_cast<std::size_t>(count), *layout};
 }
 
+void stage_gathered_result(nonblocking_staging& staging, const typed_side& received, void* recvbuf,
+                           std::size_t ranks, bool in_place, std::size_t place) {
+  staging.result = received.staged(recvbuf);
+  staging.result->count *= ranks;
+  if (in_place) {
+    staging.send = received.staged_block(recvbuf, place);
+    staging.send_into_result = true;
+    staging.send_at = place * received.bytes();
+  }
+}
+
 int serve_nonblocking(call_kind kind, MPI_Comm comm, const nonblocking_route& r,
                       const nonblocking_call& call, MPI_Request* request,
                       const nonblocking_staging* staging) {

@@ -69,6 +69,13 @@ struct typed_side {
 /// or count: MPI reports it).
 [[nodiscard]] std::optional<typed_side> side_of(MPI_Datatype type, int count, outcome& why);
 
+/// Stages the result of a call that receives every rank's block in rank order (an allgather, a
+/// gather's root) when `received`, one block, is not dense: `ranks` blocks go to the request's
+/// buffer and are unpacked into `recvbuf` at the finish; in place, this rank's block is packed
+/// from its `place` in `recvbuf` into the same place of that buffer.
+void stage_gathered_result(nonblocking_staging& staging, const typed_side& received, void* recvbuf,
+                           std::size_t ranks, bool in_place, std::size_t place);
+
 /// Starts `call` on the route's channel as a generalized request and counts it. `staging`: the
 /// sides whose datatypes are not dense (null when every side is).
 int serve_nonblocking(call_kind kind, MPI_Comm comm, const nonblocking_route& route,
