@@ -22,6 +22,14 @@ namespace {
 constexpr std::size_t name_capacity = 64;
 constexpr std::size_t message_capacity = 320;
 
+// Segments up to this size are mapped with their page tables filled (MAP_POPULATE). Otherwise
+// every rank takes a page fault on the first touch of each page, and the first calls of each
+// algorithm and size paid them: 2 ranks on a KVM guest, the first allreduces of 16 KiB took 15 us
+// against 3.3 once warm, so online selection's trial calls misjudged the candidates (settling on
+// the system MPI, 3x slower). Larger segments (a big RMA window, a large CACHECOMM_COLL_REGION)
+// stay lazy: filling gigabytes of page tables per rank would cost seconds at set-up.
+constexpr std::size_t populated_max_bytes = std::size_t{64} << 20;
+
 // What node rank 0 tells the others about the object it made (sent as bytes: same binary, same
 // node).
 struct creation_notice {
@@ -236,7 +244,8 @@ shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hoo
   } else if (static_cast<std::size_t>(info.st_size) != bytes) {
     mapped = {foreign_object, EBADF};  // not the object rank 0 sized: refuse it
   } else {
-    void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+    const int populate = bytes <= populated_max_bytes ? MAP_POPULATE : 0;
+    void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | populate, fd.get(), 0);
     if (base == MAP_FAILED) {
       mapped = {failed, errno};
     } else {
