@@ -149,15 +149,25 @@ int main(int argc, char** argv) {
           "mpirun -n <ranks per node> cachecomm-tune)\n",
           cachecomm::detail::tuning_of(comm.impl()).status.c_str(),
           default_path.empty() ? "none, HOME is not set" : default_path.c_str());
-      const bool online = cachecomm::detail::coll_engine::of(comm.impl()).online().enabled();
+      const auto online = cachecomm::detail::coll_engine::of(comm.impl()).online().mode();
+      using cachecomm::detail::online_mode;
       std::printf(
-          "online selection: %s\n",
-          !online ? "off (CACHECOMM_ONLINE_SELECTION=off): the tuning file or the built-in rules"
+          "online selection: %s",
+          online == online_mode::off
+              ? "off (CACHECOMM_ONLINE_SELECTION=off): the tuning file or the built-in rules"
           : topology.node_count != 1 || topology.node_size < 2
               ? "on, but not on this communicator (it needs one node of several ranks)"
-              : "on: where no tuning file or CACHECOMM_<OP> decides, the first calls of each "
+          : online == online_mode::on
+              ? "on: where no tuning file or CACHECOMM_<OP> decides, the first calls of each "
                 "operation and power-of-two size try every candidate, 3 calls each, and keep the "
-                "fastest (run with --measure to see what it picks here)");
+                "fastest (run with --measure to see what it picks here)"
+              : "auto: as on, for messages (one rank's block) from ");
+      if (online == online_mode::automatic && topology.node_count == 1 && topology.node_size > 1) {
+        std::printf("%zu KiB; smaller ones take the built-in rules (run with --measure to see what "
+                    "it picks here)",
+                    cachecomm::detail::online_selector::automatic_min_bytes >> 10);
+      }
+      std::printf("\n");
       std::printf("collectives (node phase; across nodes leaders add an MPI step):\n");
       for (const auto& row : choices) {
         std::printf("  %-9s %8zu B: %-15s %s\n", row.operation, row.bytes,

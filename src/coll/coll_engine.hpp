@@ -48,7 +48,6 @@ struct coll_tuning {
   gather_algorithm gather = gather_algorithm::automatic;
   scatter_algorithm scatter = scatter_algorithm::automatic;
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;
-  bool online_selection = false;  ///< CACHECOMM_ONLINE_SELECTION
   // CACHECOMM_REDUCE_SCATTER / _ALLGATHERV / _GATHERV
   reduce_scatter_algorithm reduce_scatter = reduce_scatter_algorithm::automatic;
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;

@@ -77,14 +77,23 @@ const setting<alltoall_algorithm> alltoall_setting{
     "CACHECOMM_ALLTOALL", "auto", algorithm_setting_text("Alltoall", alltoall_registry()),
     algorithm_choices(alltoall_registry())};
 
-// Off by default: at 16 ranks on a 16-core Xeon its trial calls measured the slot algorithms at
-// 12-50 us (0.3 us once settled) and settled on the system MPI for 1-8 B broadcasts and allgathers,
-// 1.5-4x slower than the built-in rules (docs/configuration.md, "Online selection").
-const setting<bool> online_setting{
-    "CACHECOMM_ONLINE_SELECTION", false,
+// auto by default: from online_selector::automatic_min_bytes only (online_selection.hpp says why).
+const setting<online_mode> online_setting{
+    "CACHECOMM_ONLINE_SELECTION",
+    "auto",
     "Online selection: where no tuning file and no CACHECOMM_<OP> decides, the first calls of each "
     "operation and power-of-two size on a one-node communicator try every candidate (the system "
-    "MPI's call included, 3 calls each), and the communicator keeps the fastest (on|off)."};
+    "MPI's call included, 3 calls each), and the communicator keeps the fastest. auto: messages "
+    "from 16 KiB (below, the built-in rules); on: every size; off: never.",
+    {{"auto", online_mode::automatic},
+     {"on", online_mode::on},
+     {"1", online_mode::on},
+     {"true", online_mode::on},
+     {"yes", online_mode::on},
+     {"off", online_mode::off},
+     {"0", online_mode::off},
+     {"false", online_mode::off},
+     {"no", online_mode::off}}};
 const setting<reduce_scatter_algorithm> reduce_scatter_setting{
     "CACHECOMM_REDUCE_SCATTER", "auto",
     algorithm_setting_text("Reduce_scatter_block and reduce_scatter", reduce_scatter_registry()),

@@ -7,6 +7,7 @@
 
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/config.hpp"
+#include "coll/online_selection.hpp"
 
 namespace cachecomm::detail {
 
@@ -29,7 +30,7 @@ struct coll_settings {
   gather_algorithm gather = gather_algorithm::automatic;           ///< CACHECOMM_GATHER
   scatter_algorithm scatter = scatter_algorithm::automatic;        ///< CACHECOMM_SCATTER
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
-  bool online_selection = false;                                   ///< CACHECOMM_ONLINE_SELECTION
+  online_mode online_selection = online_mode::automatic;           ///< CACHECOMM_ONLINE_SELECTION
   reduce_scatter_algorithm reduce_scatter =
       reduce_scatter_algorithm::automatic;  ///< CACHECOMM_REDUCE_SCATTER (both)
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;  ///< CACHECOMM_ALLGATHERV

@@ -253,13 +253,13 @@ std::int8_t rule_choice(const detail::selection_input& input, const detail::coll
   throw usage_error("cachecomm: the barrier has no per-call choice");
 }
 
-/// Whether online selection decides this call: on, nothing forced, no tuning file choice, one node
-/// of more than one rank (across nodes the node's choice cannot be the whole comm's), and a size
-/// MPI can count (the system MPI is a candidate of every bucket).
+/// Whether online selection decides this call: on for its size, nothing forced, no tuning file
+/// choice, one node of more than one rank (across nodes the node's choice cannot be the whole
+/// comm's), and a size MPI can count (the system MPI is a candidate of every bucket).
 bool online_decides(const detail::selection_input& input, const detail::coll_engine& engine,
                     detail::tuned_op op) {
   constexpr std::size_t mpi_count_limit = 0x7fffffff;
-  return engine.online().enabled() && automatic_setting(engine, op) &&
+  return engine.online().decides(input.bytes) && automatic_setting(engine, op) &&
          detail::selection_rules::measured_choice(input, op) == detail::tuning_choices::none &&
          input.node_count == 1 && input.node.node_size > 1 && input.bytes <= mpi_count_limit;
 }
@@ -281,8 +281,24 @@ std::vector<std::int8_t> candidates_from(std::span<const Entry> registry,
   return candidates;
 }
 
+/// Whether the rules' choice keeps adapting after a trial could see it: gather-reduce's allreduce
+/// from 64 KiB picks streaming or ordinary stores per call from its own timings
+/// (store_mode.hpp), starting with streaming stores and probing the other mode after 16 calls,
+/// so its 3 trial calls show only its first mode, and this VM's placement, which decides the
+/// better mode, changes from minute to minute. Against the other algorithms the trial settled
+/// on slots or reduce-scatter in one OSU run of three (2 ranks, 32 KiB-1 MiB), 1.5x slower than
+/// gather-reduce in the others. Such a choice is only compared with the system MPI's call.
+bool adapts_after_the_trial(detail::tuned_op op, const detail::selection_input& input,
+                            const detail::coll_engine& engine, std::int8_t first) {
+  return op == detail::tuned_op::allreduce &&
+         first == static_cast<std::int8_t>(reduce_algorithm::gather_reduce) &&
+         engine.tuning().adaptive_stores && input.bytes >= detail::adaptive_store_min_bytes;
+}
+
 std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::selection_input& input,
-                                       std::int8_t first) {
+                                       const detail::coll_engine& engine, std::int8_t first) {
+  if (adapts_after_the_trial(op, input, engine, first))
+    return {first, detail::tuning_choices::system_mpi};
   // From 1 MiB the slot algorithms move a message 4 KiB per flag round trip: 12-13 ms a call at
   // 1-4 MiB where the others take 0.1-0.6 ms (2 ranks, AMD EPYC VM). Not worth one trial call.
   constexpr std::size_t slot_candidate_max_bytes = (std::size_t{1} << 20) - 1;
@@ -322,7 +338,7 @@ algorithm_choice with_online(comm& c, const detail::coll_engine& engine, detail:
   const detail::selection_input input = selection_for(c, engine, bytes);
   if (!online_decides(input, engine, op)) return rules;
   std::string names;
-  for (const std::int8_t id : candidates_of(op, input, rule_choice(input, engine, op))) {
+  for (const std::int8_t id : candidates_of(op, input, engine, rule_choice(input, engine, op))) {
     names += (names.empty() ? "" : ", ") + std::string(detail::choice_name(op, id));
   }
   const std::string status = online.source_of(op, bytes) == detail::choice_source::trial
@@ -703,7 +719,7 @@ automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, data
   const std::uint32_t handshake_operation =
       reduction ? static_cast<std::uint32_t>(operation) : 0xffU;
   const online_plan plan = online.plan(
-      op, bytes, [&] { return candidates_of(op, input, rules); },
+      op, bytes, [&] { return candidates_of(op, input, engine, rules); },
       [&](std::uint64_t mine, unsigned parity) {
         return engine.agree_on_trial(op, bytes, handshake_type, handshake_operation, mine, parity);
       });

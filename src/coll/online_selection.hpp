@@ -35,6 +35,13 @@ enum class choice_source : std::uint8_t {
   online,       ///< measured online on this communicator
 };
 
+/// CACHECOMM_ONLINE_SELECTION: which calls online selection decides.
+enum class online_mode : std::uint8_t {
+  off,        ///< none: the tuning file or the built-in rules
+  automatic,  ///< the default: messages from online_selector::automatic_min_bytes
+  on,         ///< every size
+};
+
 /// What one call runs: an algorithm id of the operation's registry, or tuning_choices::system_mpi.
 struct online_plan {
   std::int8_t choice = tuning_choices::none;
@@ -64,9 +71,24 @@ class online_selector {
   /// that runs ahead into the next handshake does not overwrite a value still being read.
   using agree_function = std::function<std::uint64_t(std::uint64_t mine, unsigned parity)>;
 
-  explicit online_selector(bool enabled = false) : m_enabled(enabled) {}
+  /// Where online selection decides by default (`auto`): from this many bytes (one rank's block for
+  /// the block collectives). Below it a call takes a microsecond or less, and a trial call times
+  /// mostly what the candidate before it left behind: at 16 ranks on a 16-core Xeon the slot
+  /// broadcast measured 12-52 us during the trial and 0.3 us once settled, so 1-8 B broadcasts
+  /// settled on the system MPI, 1.5-4x slower than the rules. From here a wrong built-in constant
+  /// is what cost most (osu_bcast 32-512 KiB up to 11x slower on a node the rules were not
+  /// measured on), and a call is long enough to time.
+  static constexpr std::size_t automatic_min_bytes = std::size_t{16} << 10;
 
-  [[nodiscard]] bool enabled() const { return m_enabled; }
+  explicit online_selector(online_mode mode = online_mode::off) : m_mode(mode) {}
+
+  [[nodiscard]] online_mode mode() const { return m_mode; }
+  [[nodiscard]] bool enabled() const { return m_mode != online_mode::off; }
+  /// Whether online selection decides calls of `bytes` (where nothing forced or tuned decides).
+  [[nodiscard]] bool decides(std::size_t bytes) const {
+    return m_mode == online_mode::on ||
+           (m_mode == online_mode::automatic && bytes >= automatic_min_bytes);
+  }
 
   /// The settled choice of the bucket of `bytes`, or tuning_choices::none (the fast path).
   [[nodiscard]] std::int8_t settled(tuned_op op, std::size_t bytes) const {
@@ -148,7 +170,7 @@ class online_selector {
     std::int8_t choice = tuning_choices::none;
   };
 
-  bool m_enabled = false;
+  online_mode m_mode = online_mode::off;
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
   std::array<rule_memo, tuned_op_count> m_rule_memo{};
 };

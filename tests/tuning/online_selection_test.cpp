@@ -303,6 +303,32 @@ TEST(OnlineSelection, OffKeepsTheBuiltInRules) {
   EXPECT_EQ(explain_allreduce(c, 12000).reason.find("online"), std::string::npos);
 }
 
+TEST(OnlineSelection, ByDefaultMeasuresFromSixteenKibibytesOnly) {
+  // The default setting (auto), whatever the environment says.
+  comm c(MPI_COMM_WORLD, config::from_environment()
+                             .set("CACHECOMM_ONLINE_SELECTION", "auto")
+                             .set("CACHECOMM_TUNING", "off"));
+  constexpr std::size_t small_count = 3;      // 24 B: the built-in rules
+  constexpr std::size_t large_count = 40000;  // 320000 B: measured online
+  for (int iteration = 0; iteration < calls_per_size; ++iteration) {
+    ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::allreduce, small_count, iteration));
+    ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::allreduce, large_count, iteration));
+  }
+  const detail::online_selector& online = selector_of(c);
+  const std::size_t small_bytes = small_count * sizeof(long long);
+  const std::size_t large_bytes = large_count * sizeof(long long);
+  EXPECT_NE(online.source_of(tuned_op::allreduce, small_bytes), choice_source::trial);
+  EXPECT_NE(online.source_of(tuned_op::allreduce, small_bytes), choice_source::online);
+  EXPECT_EQ(explain_allreduce(c, small_bytes).reason.find("online"), std::string::npos);
+  if (online_applies(c)) {
+    ASSERT_EQ(online.source_of(tuned_op::allreduce, large_bytes), choice_source::online)
+        << online.describe(tuned_op::allreduce, large_bytes);
+    expect_same_on_every_rank(online.describe(tuned_op::allreduce, large_bytes));
+  } else {
+    EXPECT_NE(online.source_of(tuned_op::allreduce, large_bytes), choice_source::online);
+  }
+}
+
 /// A tuning file for this node choosing central (broadcast, allgather), reduce-scatter
 /// (reductions) and binomial (barrier) at every size.
 std::string write_tuning_file() {

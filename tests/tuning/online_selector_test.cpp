@@ -21,7 +21,7 @@ constexpr std::int8_t mpi = tuning_choices::system_mpi;
 /// Runs calls of one bucket on one rank: `times` says how long each candidate's calls take here,
 /// `slower` what the slowest other rank reports at each handshake.
 struct bucket_driver {
-  online_selector selector{true};
+  online_selector selector{online_mode::on};
   tuned_op op = tuned_op::broadcast;
   std::size_t bytes = 4096;
   static constexpr std::array<std::int8_t, 4> default_candidates{1, 2, 3, mpi};
@@ -175,8 +175,25 @@ TEST(OnlineSelector, OneCandidateSettlesAtOnceAndBucketsAreSeparate) {
   EXPECT_EQ(driver.selector.settled(tuned_op::broadcast, 4096 + 4095), 2);
 }
 
+TEST(OnlineSelector, AutoDecidesFromItsThresholdOnOffEverywhereOrNowhere) {
+  constexpr std::size_t threshold = online_selector::automatic_min_bytes;
+  const online_selector automatic{online_mode::automatic};
+  EXPECT_TRUE(automatic.enabled());
+  EXPECT_FALSE(automatic.decides(8));
+  EXPECT_FALSE(automatic.decides(threshold - 1));
+  EXPECT_TRUE(automatic.decides(threshold));
+  EXPECT_TRUE(automatic.decides(std::size_t{16} << 20));
+  const online_selector on{online_mode::on};
+  EXPECT_TRUE(on.decides(1));
+  EXPECT_TRUE(on.decides(threshold));
+  const online_selector off{online_mode::off};
+  EXPECT_FALSE(off.enabled());
+  EXPECT_FALSE(off.decides(1));
+  EXPECT_FALSE(off.decides(std::size_t{16} << 20));
+}
+
 TEST(OnlineSelector, RemembersTheRulesChoiceOfTheLastSizePerOperation) {
-  online_selector selector{false};
+  online_selector selector{online_mode::off};
   EXPECT_EQ(selector.remembered_rule(tuned_op::broadcast, 64), tuning_choices::none);
   selector.remember_rule(tuned_op::broadcast, 64, 2);
   selector.remember_rule(tuned_op::allgather, 1 << 20, mpi);
@@ -191,7 +208,7 @@ TEST(OnlineSelector, RemembersTheRulesChoiceOfTheLastSizePerOperation) {
 }
 
 TEST(OnlineSelector, ReportNamesWhyEachBucketTookItsAlgorithm) {
-  online_selector selector(true);
+  online_selector selector(online_mode::on);
   selector.note(tuned_op::allreduce, 8, choice_source::forced, 1);
   selector.note(tuned_op::reduce, 1 << 20, choice_source::tuning_file, mpi);
   selector.note(tuned_op::allgather, 64, choice_source::builtin, 2);
