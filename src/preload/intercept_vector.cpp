@@ -45,8 +45,8 @@ struct receive_blocks {
   std::byte* base = nullptr;
   std::vector<std::size_t> bytes;
   std::vector<std::size_t> offsets;  ///< from base (dense) or in the packed buffer
-  std::vector<std::size_t> packed;   ///< offsets in the packed buffer
-  std::size_t packed_total = 0;
+  std::vector<std::size_t> packed;   ///< offsets in the packed buffer (set when not dense)
+  std::size_t packed_total = 0;      ///< (set when not dense)
 };
 
 /// This thread's blocks of the call (refilled by every call, so a small call allocates nothing);
@@ -65,15 +65,22 @@ const receive_blocks& fill_blocks(receive_blocks& blocks, void* recvbuf, const i
       static_cast<std::byte*>(recvbuf) + static_cast<std::ptrdiff_t>(lowest) * layout.extent;
   blocks.bytes.resize(count);
   blocks.offsets.resize(count);
-  blocks.packed.resize(count);
   blocks.packed_total = 0;
+  if (layout.dense) {
+    // The small calls' case: no packed buffer, so no packed offsets.
+    for (std::size_t r = 0; r < count; ++r) {
+      blocks.bytes[r] = static_cast<std::size_t>(recvcounts[r]) * layout.size;
+      blocks.offsets[r] =
+          static_cast<std::size_t>(displs[r] - lowest) * static_cast<std::size_t>(layout.extent);
+    }
+    return blocks;
+  }
+  blocks.packed.resize(count);
   for (std::size_t r = 0; r < count; ++r) {
     blocks.bytes[r] = static_cast<std::size_t>(recvcounts[r]) * layout.size;
     blocks.packed[r] = blocks.packed_total;
     blocks.packed_total += blocks.bytes[r];
-    blocks.offsets[r] = layout.dense ? static_cast<std::size_t>(displs[r] - lowest) *
-                                           static_cast<std::size_t>(layout.extent)
-                                     : blocks.packed[r];
+    blocks.offsets[r] = blocks.packed[r];
   }
   return blocks;
 }
