@@ -9,10 +9,10 @@
 # Nonblocking ops (ibarrier, ibcast, iallreduce, ireduce, iallgather, ialltoall, igather, iscatter,
 # ireduce_scatter_block, iallgatherv, ireduce_scatter; OSU 7.4 has no iscan) come from OSU's non_blocking
 # directory; their figure is OSU's "Pure Comm." latency (start and wait with no computation between:
-# the counterpart of the blocking latency). The reductions run on MPI_FLOAT (-T mpi_float: OSU's
-# default MPI_CHAR is no reduction type cachecomm maps, so it would pass through). reduce_scatter is
-# osu_reduce_scatter (MPI_Reduce_scatter, the message split into per-rank counts; sizes below 4 B
-# hold no float and are skipped by OSU).
+# the counterpart of the blocking latency). The reductions (reduce_scatter_block included) run on
+# MPI_FLOAT (-T mpi_float: OSU's default MPI_CHAR is no reduction type cachecomm maps, so it would
+# pass through). reduce_scatter is osu_reduce_scatter (MPI_Reduce_scatter, the message split into
+# per-rank counts; sizes below 4 B hold no float and are skipped by OSU).
 #
 # b2b-<op> (b2b-bcast, b2b-reduce, b2b-allreduce, b2b-allgather, b2b-barrier) is not OSU's: it is
 # bench/preload/back_to_back_bench.c, built here with each MPI's mpicc, timing calls back to back on
@@ -98,8 +98,8 @@ for round in $(seq "$first_round" $((first_round + rounds - 1))); do
     for op in "${op_list[@]}"; do
       size_args=(-m "1:$max_size"); [[ "$op" == *barrier ]] && size_args=()
       [[ "$op" == b2b-* ]] && size_args+=(--op "${op#b2b-}")
-      [[ "$op" == ireduce || "$op" == iallreduce || "$op" == reduce_scatter || "$op" == ireduce_scatter_block ||
-        "$op" == ireduce_scatter ]] &&
+      [[ "$op" == ireduce || "$op" == iallreduce || "$op" == reduce_scatter || "$op" == reduce_scatter_block ||
+        "$op" == ireduce_scatter_block || "$op" == ireduce_scatter ]] &&
         size_args+=(-T mpi_float)
       # shellcheck disable=SC2046,SC2086
       for side in $( ((round % 2)) && echo "plain preloaded" || echo "preloaded plain"); do

@@ -430,21 +430,23 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
   if (send == in_place && !is_root) {
     throw invalid_argument("cachecomm: gatherv: send is in_place on a rank that is not the root");
   }
-  byte_layout& layout = reusable_layout();
-  if (is_root) fill_layout(layout, what, c, counts, displacements, element);
+  // Only the root has counts (this thread's layout: looked up there alone, a thread-local access
+  // from a shared library costs a call). In place is the root's alone (refused above elsewhere).
+  byte_layout* layout = is_root ? &reusable_layout() : nullptr;
+  if (is_root) fill_layout(*layout, what, c, counts, displacements, element);
   auto* out = static_cast<std::byte*>(receive);
-  if (is_root && layout.largest != 0) check_buffer(what, "receive", receive);
-  const std::size_t own = send == in_place ? layout.bytes[static_cast<std::size_t>(root)]
+  if (is_root && layout->largest != 0) check_buffer(what, "receive", receive);
+  const std::size_t own = send == in_place ? layout->bytes[static_cast<std::size_t>(root)]
                                            : checked_bytes(what, send_count, element, 1);
   if (send != in_place && own != 0) check_buffer(what, "send", send);
   const void* input =
-      send == in_place ? out + layout.offsets[static_cast<std::size_t>(root)] : send;
+      send == in_place ? out + layout->offsets[static_cast<std::size_t>(root)] : send;
   if (!c.impl().single_node()) {
     std::vector<int> mpi_bytes;
     std::vector<int> mpi_offsets;
     if (is_root) {
-      mpi_bytes = mpi_counts(layout.bytes, what);
-      mpi_offsets = mpi_counts(layout.offsets, what);
+      mpi_bytes = mpi_counts(layout->bytes, what);
+      mpi_offsets = mpi_counts(layout->offsets, what);
     }
     CACHECOMM_MPI(MPI_Gatherv(send == in_place ? MPI_IN_PLACE : send, mpi_count(own, what),
                               MPI_BYTE, receive, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
@@ -459,8 +461,8 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
   const detail::vector_call call{input,
                                  own,
                                  receive,
-                                 is_root ? layout.bytes.data() : nullptr,
-                                 is_root ? layout.offsets.data() : nullptr,
+                                 is_root ? layout->bytes.data() : nullptr,
+                                 is_root ? layout->offsets.data() : nullptr,
                                  root};
   engine.gatherv(call, algorithm);
 }
@@ -489,19 +491,21 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
     throw invalid_argument(
         "cachecomm: scatterv: receive is in_place on a rank that is not the root");
   }
-  byte_layout& layout = reusable_layout();
-  if (is_root) fill_layout(layout, what, c, counts, displacements, element);
-  if (is_root && layout.largest != 0) check_buffer(what, "send", send);
+  // Only the root has counts (its layout looked up there alone, as in gatherv); keeping its block
+  // in place is the root's alone (refused above elsewhere).
+  byte_layout* layout = is_root ? &reusable_layout() : nullptr;
+  if (is_root) fill_layout(*layout, what, c, counts, displacements, element);
+  if (is_root && layout->largest != 0) check_buffer(what, "send", send);
   const auto me = static_cast<std::size_t>(c.rank());
   const std::size_t own =
-      keep_in_place ? layout.bytes[me] : checked_bytes(what, receive_count, element, 1);
+      keep_in_place ? layout->bytes[me] : checked_bytes(what, receive_count, element, 1);
   if (!keep_in_place && own != 0) check_buffer(what, "receive", receive);
   if (!c.impl().single_node()) {
     std::vector<int> mpi_bytes;
     std::vector<int> mpi_offsets;
     if (is_root) {
-      mpi_bytes = mpi_counts(layout.bytes, what);
-      mpi_offsets = mpi_counts(layout.offsets, what);
+      mpi_bytes = mpi_counts(layout->bytes, what);
+      mpi_offsets = mpi_counts(layout->offsets, what);
     }
     CACHECOMM_MPI(MPI_Scatterv(send, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
                                keep_in_place ? MPI_IN_PLACE : receive, mpi_count(own, what),
@@ -510,15 +514,15 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
   }
   if (algorithm == scatterv_algorithm::automatic) {
     // The root's choice is the one taken (it travels in its slot).
-    algorithm =
-        detail::select_scatterv(selection_for(c, engine, layout.largest), engine.tuning().scatterv)
-            .algorithm;
+    algorithm = detail::select_scatterv(selection_for(c, engine, is_root ? layout->largest : 0),
+                                        engine.tuning().scatterv)
+                    .algorithm;
   }
   const detail::vector_call call{send,
                                  own,
                                  keep_in_place ? nullptr : receive,
-                                 is_root ? layout.bytes.data() : nullptr,
-                                 is_root ? layout.offsets.data() : nullptr,
+                                 is_root ? layout->bytes.data() : nullptr,
+                                 is_root ? layout->offsets.data() : nullptr,
                                  root};
   engine.scatterv(call, algorithm);
 }
@@ -544,22 +548,23 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
   // preload passes bytes: no copy on its small calls), otherwise converted into this thread's
   // layouts.
   const auto ranks = static_cast<std::size_t>(c.size());
-  auto view_of = [&](byte_layout& layout, std::span<const std::size_t> counts,
+  // This thread's layouts, looked up (a thread-local access from a shared library costs a call)
+  // only when counts are converted: never on the preload's calls.
+  std::array<byte_layout, 2>* layouts = nullptr;
+  auto view_of = [&](std::size_t side, std::span<const std::size_t> counts,
                      std::span<const std::size_t> displacements) {
-    if (element != 1) {
+    if (element != 1 || counts.size() != ranks || displacements.size() != ranks) {
+      if (layouts == nullptr) layouts = &reusable_layouts();
+      byte_layout& layout = (*layouts)[side];
+      // Throws on counts or displacements of another size than the communicator, naming them.
       fill_layout(layout, what, c, counts, displacements, element);
       return byte_view{layout.bytes.data(), layout.offsets.data(), layout.largest};
-    }
-    if (counts.size() != ranks || displacements.size() != ranks) {
-      fill_layout(layout, what, c, counts, displacements, element);  // throws, naming the sizes
     }
     return byte_view{counts.data(), displacements.data(),
                      ranks == 0 ? 0 : *std::max_element(counts.begin(), counts.end())};
   };
-  std::array<byte_layout, 2>& layouts = reusable_layouts();  // one thread-local lookup
-  const byte_view received = view_of(layouts[1], receive_counts, receive_displacements);
-  const byte_view sent =
-      in_place_call ? received : view_of(layouts[0], send_counts, send_displacements);
+  const byte_view received = view_of(1, receive_counts, receive_displacements);
+  const byte_view sent = in_place_call ? received : view_of(0, send_counts, send_displacements);
   if (received.largest != 0) check_buffer(what, "receive", receive);
   if (!in_place_call && sent.largest != 0) check_buffer(what, "send", send);
   if (!c.impl().single_node()) {

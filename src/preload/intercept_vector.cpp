@@ -17,11 +17,15 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cachecomm/collectives.hpp"
+#include "cachecomm/error.hpp"
+#include "coll/selection.hpp"
 #include "preload/collective_routing.hpp"
 #include "preload/type_layout.hpp"
 
@@ -41,8 +45,8 @@ struct receive_blocks {
   std::byte* base = nullptr;
   std::vector<std::size_t> bytes;
   std::vector<std::size_t> offsets;  ///< from base (dense) or in the packed buffer
-  std::vector<std::size_t> packed;   ///< offsets in the packed buffer
-  std::size_t packed_total = 0;
+  std::vector<std::size_t> packed;   ///< offsets in the packed buffer (set when not dense)
+  std::size_t packed_total = 0;      ///< (set when not dense)
 };
 
 /// This thread's blocks of the call (refilled by every call, so a small call allocates nothing);
@@ -61,15 +65,22 @@ const receive_blocks& fill_blocks(receive_blocks& blocks, void* recvbuf, const i
       static_cast<std::byte*>(recvbuf) + static_cast<std::ptrdiff_t>(lowest) * layout.extent;
   blocks.bytes.resize(count);
   blocks.offsets.resize(count);
-  blocks.packed.resize(count);
   blocks.packed_total = 0;
+  if (layout.dense) {
+    // The small calls' case: no packed buffer, so no packed offsets.
+    for (std::size_t r = 0; r < count; ++r) {
+      blocks.bytes[r] = static_cast<std::size_t>(recvcounts[r]) * layout.size;
+      blocks.offsets[r] =
+          static_cast<std::size_t>(displs[r] - lowest) * static_cast<std::size_t>(layout.extent);
+    }
+    return blocks;
+  }
+  blocks.packed.resize(count);
   for (std::size_t r = 0; r < count; ++r) {
     blocks.bytes[r] = static_cast<std::size_t>(recvcounts[r]) * layout.size;
     blocks.packed[r] = blocks.packed_total;
     blocks.packed_total += blocks.bytes[r];
-    blocks.offsets[r] = layout.dense ? static_cast<std::size_t>(displs[r] - lowest) *
-                                           static_cast<std::size_t>(layout.extent)
-                                     : blocks.packed[r];
+    blocks.offsets[r] = blocks.packed[r];
   }
   return blocks;
 }
@@ -86,6 +97,87 @@ std::byte* block_at(void* recvbuf, const int* displs, int r, const preload::type
 
 bool any_negative(const int* values, int n) {
   return std::any_of(values, values + n, [](int v) { return v < 0; });
+}
+
+/// Blocks up to this size of an MPI_Allgatherv whose counts are all equal go as an allgather
+/// (served_as_allgather); larger ones keep allgatherv's own algorithms, which place every block at
+/// its displacement without the extra copy a scattered receive layout costs here. Up to a slot's
+/// payload: the small calls, whose cost is the call itself.
+constexpr std::size_t allgather_block_limit = cachecomm::detail::thresholds::slot_message_bytes;
+
+/// Whether every rank passes the same count: MPI requires the same recvcounts on every rank, so
+/// this decision (with the block size) takes every rank the same way.
+bool equal_counts(const int* counts, int ranks) {
+  return std::all_of(counts, counts + ranks, [&](int n) { return n == counts[0]; });
+}
+
+/// MPI_Allgatherv with equal counts served as an allgather of one block per rank: it skips the
+/// per-rank counts, their fingerprint and the vector path's bookkeeping (2 ranks, 8 B, OSU: see
+/// docs/architecture.md). The blocks go straight into recvbuf when they lie one after the other
+/// (dense, displacement r * count); otherwise into scratch, then to their displacements. A send
+/// signature that differs from the block takes part as the block (zero-padded or cut) and fails
+/// after the call, as MPI_Allgather does.
+template <typename Pass>
+int served_as_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                        const std::optional<preload::type_layout>& sent, void* recvbuf, int count,
+                        const int* displs, MPI_Datatype recvtype,
+                        const preload::type_layout& received, MPI_Comm comm, cachecomm::comm& fast,
+                        Pass& pass) {
+  constexpr call_kind kind = call_kind::allgatherv;
+  constexpr auto tuned = cachecomm::detail::tuned_op::allgather;
+  const std::size_t block = static_cast<std::size_t>(count) * received.size;
+  int error = MPI_SUCCESS;
+  const preload::planned_call plan =
+      preload::plan_call(kind, "MPI_Allgatherv", comm, fast, tuned, block, error);
+  if (error != MPI_SUCCESS) return error;
+  const auto algorithm = static_cast<cachecomm::allgather_algorithm>(plan.algorithm);
+  return preload::run_planned(kind, "MPI_Allgatherv", comm, fast, plan, tuned, block, pass, [&] {
+    const int ranks = fast.size();
+    const int me = fast.rank();
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const std::size_t own_bytes =
+        in_place ? block : static_cast<std::size_t>(sendcount) * sent->size;
+    const void* send = in_place ? cachecomm::in_place : sendbuf;
+    if (!in_place && (!sent->dense || own_bytes != block)) {
+      std::vector<std::byte>& own = preload::scratch(0);
+      own.assign(std::max(own_bytes, block), std::byte{0});
+      preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
+                    comm);
+      send = own.data();
+    }
+    bool in_order = received.dense;
+    for (int rank = 0; rank < ranks && in_order; ++rank) in_order = displs[rank] == rank * count;
+    if (in_order) {
+      cachecomm::allgather(fast, send, recvbuf, block, cachecomm::datatype::byte, algorithm);
+    } else {
+      std::vector<std::byte>& blocks = preload::scratch(1);
+      blocks.resize(static_cast<std::size_t>(ranks) * block);
+      auto at = [&](int rank) { return blocks.data() + static_cast<std::size_t>(rank) * block; };
+      const auto items = static_cast<std::size_t>(count);
+      if (in_place && received.dense) {
+        std::memcpy(at(me), block_at(recvbuf, displs, me, received), block);
+      } else if (in_place) {
+        preload::pack(block_at(recvbuf, displs, me, received), items, recvtype, received, at(me),
+                      comm);
+      }
+      cachecomm::allgather(fast, send, blocks.data(), block, cachecomm::datatype::byte, algorithm);
+      for (int rank = 0; rank < ranks; ++rank) {
+        if (in_place && rank == me) continue;
+        if (received.dense) {
+          std::memcpy(block_at(recvbuf, displs, rank, received), at(rank), block);
+        } else {
+          preload::unpack(at(rank), items, recvtype, received,
+                          block_at(recvbuf, displs, rank, received), comm);
+        }
+      }
+    }
+    if (own_bytes != block) {
+      throw cachecomm::mpi_error("MPI_Allgatherv: this rank sends " + std::to_string(own_bytes) +
+                                     " bytes but every rank's count gives blocks of " +
+                                     std::to_string(block),
+                                 MPI_ERR_TRUNCATE);
+    }
+  });
 }
 
 /// MPI_Reduce_scatter's counts as cachecomm takes them: in `small` when they fit (no thread-local
@@ -179,6 +271,11 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   if (received->size == 0 ||
       std::all_of(recvcounts, recvcounts + ranks, [](int n) { return n == 0; }))
     return pass_through(kind, outcome::empty, pass);
+  if (equal_counts(recvcounts, ranks) &&
+      static_cast<std::size_t>(recvcounts[0]) * received->size <= allgather_block_limit) {
+    return served_as_allgather(sendbuf, sendcount, sendtype, sent, recvbuf, recvcounts[0], displs,
+                               recvtype, *received, comm, *r.fast, pass);
+  }
   // MPI requires the same recvcounts on every rank: the largest block is the same everywhere.
   const std::size_t largest =
       static_cast<std::size_t>(*std::max_element(recvcounts, recvcounts + ranks)) * received->size;

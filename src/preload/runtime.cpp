@@ -135,10 +135,10 @@ comm_state* state_of(MPI_Comm comm) {
 
 }  // namespace
 
-thread_local bool g_inside_cachecomm __attribute__((tls_model("initial-exec"))) = false;
+constinit thread_local bool g_inside_cachecomm __attribute__((tls_model("initial-exec"))) = false;
 std::array<bool, static_cast<std::size_t>(call_kind::count_)> g_armed{};
 std::atomic<std::uint64_t> g_states_generation{1};
-thread_local hot_entry g_hot __attribute__((tls_model("initial-exec")));
+constinit thread_local hot_entry g_hot __attribute__((tls_model("initial-exec")));
 
 namespace {
 void remember_hot(MPI_Comm comm, cachecomm::comm* fast) {

@@ -532,7 +532,8 @@ static void blocks(MPI_Comm comm, const type_info* t, int salt) {
 
 /* MPI_Allgatherv, MPI_Gatherv and MPI_Scatterv (every root class), in place and not: rank 1 sends
  * nothing, the others different counts; the blocks lie in reverse rank order with gaps, which stay
- * untouched. */
+ * untouched. Then equal counts (the preload serves a small MPI_Allgatherv of those as an
+ * allgather), in the same scattered layout and one block after the other in rank order. */
 static void vectors(MPI_Comm comm, const type_info* t, int salt) {
 #ifdef MPICH_VERSION
   if (t->klass == K_PAIR) return; /* as in blocks() */
@@ -543,18 +544,22 @@ static void vectors(MPI_Comm comm, const type_info* t, int salt) {
   int* sizes = calloc((size_t)size, sizeof(int));
   int* displs = calloc((size_t)size, sizeof(int));
   int roots[3] = {0, size - 1, size / 2};
-  for (int c = 0; c < COUNTS; ++c) {
-    const int count = counts[c];
+  for (int c = 0; c < 3 * COUNTS; ++c) {
+    const int count = counts[c % COUNTS];
+    const int equal = c / COUNTS;    /* 0: per-rank counts; 1, 2: every count the same */
+    const int in_order = equal == 2; /* rank order, no gaps */
     int at = 1;
 #ifdef MPICH_VERSION
     /* MPICH 4.0.2's MPI_Allgatherv on a one-rank communicator (plain, without the preload)
      * copies the block to the start of the buffer, ignoring its displacement. */
     if (size == 1) at = 0;
 #endif
-    for (int r = 0; r < size; ++r) sizes[r] = r == 1 ? 0 : count + (r * count) / 3 + r;
-    for (int r = size - 1; r >= 0; --r) {
+    if (in_order) at = 0;
+    for (int r = 0; r < size; ++r)
+      sizes[r] = equal ? count : r == 1 ? 0 : count + (r * count) / 3 + r;
+    for (int r = in_order ? 0 : size - 1; in_order ? r < size : r >= 0; r += in_order ? 1 : -1) {
       displs[r] = at;
-      at += sizes[r] + 2;
+      at += sizes[r] + (in_order ? 0 : 2);
     }
     const size_t room = (size_t)at + 1;
     char* buffer = calloc(room, t->size);
@@ -604,9 +609,10 @@ static void vectors(MPI_Comm comm, const type_info* t, int salt) {
           for (int i = 0; i < sizes[r]; ++i)
             expect(t, buffer + (size_t)displs[r] * t->size, i, data_of(t, r, i, salt + root), what,
                    -1, root, count);
-          /* the gap after each block */
-          expect(t, buffer + (size_t)(displs[r] + sizes[r]) * t->size, 0, zero, what, -1, root,
-                 count);
+          /* the gap after each block (in rank order: after the last one) */
+          if (!in_order || r == size - 1)
+            expect(t, buffer + (size_t)(displs[r] + sizes[r]) * t->size, 0, zero, what, -1, root,
+                   count);
         }
       }
     }
