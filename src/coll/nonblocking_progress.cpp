@@ -123,6 +123,22 @@ void settle_channel(const nonblocking_channel* channel) {
   progress_until([channel] { return !channel_has_pending(channel); });
 }
 
+void settle_contributions(const nonblocking_channel* channel) {
+  if (!operations_pending()) return;
+  const auto uncontributed = [channel] {
+    registry& r = the_registry();
+    const std::lock_guard<std::mutex> guard(r.lock);
+    return std::any_of(r.queues.begin(), r.queues.end(), [&](const channel_queue& queue) {
+      return queue.channel == channel &&
+             std::any_of(
+                 queue.operations.begin(), queue.operations.end(),
+                 [](const nonblocking_operation* operation) { return !operation->contributed; });
+    });
+  };
+  if (!uncontributed()) return;
+  progress_until([&] { return !uncontributed(); });
+}
+
 void progress_back_off(unsigned round) {
   // The first pending channel's policy (all communicators of a process normally share one).
   wait_policy policy;

@@ -59,6 +59,12 @@ int progress_operations();
 /// contribution to leave its own wait).
 void settle_channel(const nonblocking_channel* channel);
 
+/// Before a blocking collective, where the ranks may have started the channel's pending operations
+/// on either side of it (the preload library: programs cross them): runs passes until each has
+/// this rank's contribution in shared memory, so no peer waits on this rank for it; finishing them
+/// is left to their completion calls.
+void settle_contributions(const nonblocking_channel* channel);
+
 /// Backs off one step in a waiting loop (round counts the steps taken): spin, yield, then sleep,
 /// per the first pending channel's wait policy.
 void progress_back_off(unsigned round);

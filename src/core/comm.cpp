@@ -70,6 +70,24 @@ control_state_provider& control_provider() {
   static control_state_provider provider;
   return provider;
 }
+/// A communicator of `parent`'s group, built without MPI_Comm_dup: Open MPI agrees on a dup's
+/// context id with a nonblocking allreduce on `parent` itself, which takes the next of `parent`'s
+/// nonblocking-collective sequence numbers. A program whose ranks cross a pending MPI_Iallreduce
+/// with a blocking collective (legal there: they never match each other) would then see this
+/// agreement match the program's own Iallreduce on the ranks that started it before the blocking
+/// call the state is built in (mpi4py's fallback Comm.Iagree: a hang). MPI_Comm_create_group
+/// agrees by point-to-point messages under its own tag instead.
+MPI_Comm private_copy(MPI_Comm parent) {
+  constexpr int creation_tag = 0x6363;  // any tag: it never meets point-to-point traffic
+  MPI_Group group = MPI_GROUP_NULL;
+  CACHECOMM_MPI(MPI_Comm_group(parent, &group));
+  MPI_Comm copy = MPI_COMM_NULL;
+  const int code = MPI_Comm_create_group(parent, group, creation_tag, &copy);
+  MPI_Group_free(&group);
+  CACHECOMM_MPI(code);
+  return copy;
+}
+
 }  // namespace
 
 void provide_control_state(control_state_provider provider) {
@@ -87,9 +105,7 @@ comm_impl::comm_impl(MPI_Comm parent, const config& settings) : m_settings(setti
   CACHECOMM_MPI(MPI_Comm_test_inter(parent, &inter));
   if (inter != 0) throw unsupported_error("cachecomm: inter-communicators are not supported");
 
-  MPI_Comm duplicate = MPI_COMM_NULL;
-  CACHECOMM_MPI(MPI_Comm_dup(parent, &duplicate));
-  m_comm = mpi_comm_owner(duplicate);
+  m_comm = mpi_comm_owner(private_copy(parent));
   CACHECOMM_MPI(MPI_Comm_rank(world(), &m_rank));
   CACHECOMM_MPI(MPI_Comm_size(world(), &m_size));
 

@@ -88,8 +88,8 @@ enum class outcome {
   one_rank,        ///< a window of one rank: nothing to accelerate, MPI's own window
   mpi_faster,      ///< the automatic choice is the system MPI's own call (tuning file or rule)
   mpi_trial,       ///< online selection tries the system MPI's own call (a trial call)
-  nonblocking_setup,  ///< the communicator's area for nonblocking calls is built at its next
-                      ///< blocking collective (building it is collective: a start must be local)
+  nonblocking_setup,  ///< started before the communicator's area for nonblocking calls existed on
+                      ///< some rank (it is built with the state, in a blocking collective)
   beyond_slot,        ///< message larger than CACHECOMM_PRELOAD_NONBLOCKING_BYTES
   thread_multiple,    ///< nonblocking calls at MPI_THREAD_MULTIPLE: MPI's (see docs)
   count_

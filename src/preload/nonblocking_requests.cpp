@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cachecomm/error.hpp"
 #include "core/comm_impl.hpp"
 #include "preload/runtime.hpp"
 
@@ -186,27 +187,45 @@ int progress_nonblocking() {
   return progress_operations();
 }
 
+namespace {
+bool any_nonblocking_armed() {
+  for (auto kind = static_cast<std::size_t>(call_kind::ibarrier);
+       kind < static_cast<std::size_t>(call_kind::count_); ++kind) {
+    if (g_armed[kind]) return true;
+  }
+  return false;
+}
+}  // namespace
+
 void settle_before_blocking(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return;
   comm_state* state = state_for(comm);
   if (state == nullptr) return;
-  if (state->nonblocking) settle_channel(state->nonblocking.get());
-  if (state->nonblocking_wanted && state->fast) {
-    state->nonblocking_wanted = false;
-    g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
-    // Every rank is in this same blocking call (the nonblocking call that asked came before it on
-    // every rank), so building the segment collectively here cannot deadlock.
-    cachecomm_scope scope;
-    try {
-      state->nonblocking = std::make_shared<nonblocking_channel>(
-          state->fast->impl().node(), nonblocking_slot_bytes(), state->fast->waiting());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr,
-                   "cachecomm preload: no shared memory for nonblocking collectives (%s); they "
-                   "pass through on this communicator\n",
-                   e.what());
-      state->nonblocking_failed = true;
-    }
+  if (state->nonblocking) settle_contributions(state->nonblocking.get());
+}
+
+void prepare_channel(comm_state& state) {
+  // A channel nothing could use: the same answer on every rank (settings, thread level, nodes).
+  if (thread_level() == MPI_THREAD_MULTIPLE || state.fast->topology().node_count != 1) return;
+  if (!any_nonblocking_armed()) return;
+  // Every rank is in the blocking call that built `fast`, so building collectively cannot
+  // deadlock. Whether a rank's earlier nonblocking calls came before this call or after it on
+  // the others (programs may cross them), the ones numbered below every rank's count went to MPI.
+  cachecomm_scope scope;
+  try {
+    state.nonblocking = std::make_shared<nonblocking_channel>(
+        state.fast->impl().node(), nonblocking_slot_bytes(), state.fast->waiting());
+    const int code = PMPI_Allreduce(&state.nonblocking_calls, &state.nonblocking_first, 1,
+                                    MPI_LONG_LONG, MPI_MAX, state.fast->impl().node());
+    if (code != MPI_SUCCESS)
+      throw cachecomm::mpi_error("cachecomm preload: agreeing on the first nonblocking call", code);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "cachecomm preload: no shared memory for nonblocking collectives (%s); they "
+                 "pass through on this communicator\n",
+                 e.what());
+    state.nonblocking.reset();
+    state.nonblocking_failed = true;
   }
 }
 

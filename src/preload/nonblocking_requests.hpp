@@ -23,6 +23,8 @@
 
 namespace cachecomm::detail::preload {
 
+struct comm_state;
+
 /// Pending operations plus communicators waiting for their channel; zero on the hot path of every
 /// blocking collective and completion call.
 extern std::atomic<int> g_nonblocking_attention;
@@ -52,10 +54,16 @@ int progress_nonblocking();
 template <typename Done>
 void progress_until(Done&& done);
 
-/// Before a blocking collective on `comm` (route_call): finishes the operations pending on it (MPI
-/// orders collectives per communicator; a peer may need this rank's data to leave its own wait)
-/// and builds its channel when a nonblocking call asked for one.
+/// Before a blocking collective on `comm` (route_call): contributes the operations pending on it (a
+/// peer may need this rank's data to leave its own wait). It does not wait for them to finish: a
+/// program may start an operation on one rank before a blocking collective and on another after
+/// it (mpi4py's fallback Comm.Iagree does; the system MPI lets the two pass each other).
 void settle_before_blocking(MPI_Comm comm);
+
+/// Right after `state.fast` was built (a blocking collective, every rank in it): builds the
+/// channel when the communicator could serve nonblocking calls, and agrees on the first call it
+/// serves (comm_state::nonblocking_first). Collective over the communicator.
+void prepare_channel(comm_state& state);
 
 /// At MPI_Finalize: finishes every pending operation (freed requests included).
 void drain_nonblocking();

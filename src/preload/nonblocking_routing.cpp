@@ -46,6 +46,7 @@ nonblocking_route route_communicator(call_kind kind, MPI_Comm comm) {
     r.why = outcome::invalid_argument;  // MPI reports it
     return r;
   }
+  r.index = state->nonblocking_calls++;
   if (state->unusable) {
     r.why = *state->unusable;
     return r;
@@ -75,11 +76,9 @@ void admit_nonblocking(nonblocking_route& r, std::size_t bytes) {
     r.why = outcome::state_failed;
     return;
   }
-  if (!state->nonblocking) {
-    if (!state->nonblocking_wanted) {
-      state->nonblocking_wanted = true;
-      g_nonblocking_attention.fetch_add(1, std::memory_order_relaxed);
-    }
+  // Calls numbered below nonblocking_first went to MPI on some rank (started before the channel
+  // was built there): they go to MPI on every rank.
+  if (!state->nonblocking || r.index < state->nonblocking_first) {
     r.why = outcome::nonblocking_setup;
     return;
   }

@@ -24,6 +24,7 @@ struct nonblocking_route {
   cachecomm::comm* fast = nullptr;  ///< the communicator's cachecomm comm, once it has one
   comm_state* state = nullptr;
   outcome why = outcome::served;
+  long long index = 0;  ///< the call's number on its communicator (comm_state::nonblocking_calls)
 };
 
 /// The communicator's part of the decision: `fast` is set when its state could serve nonblocking

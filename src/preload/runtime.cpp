@@ -11,6 +11,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/mismatch_error.hpp"
 #include "preload/mpi_identity.hpp"
+#include "preload/nonblocking_requests.hpp"
 #include "preload/settings.hpp"
 
 namespace cachecomm::detail::preload {
@@ -266,6 +267,7 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
   try {
     state->fast = std::make_shared<cachecomm::comm>(comm, rt().settings);
     ++rt().states_built;
+    prepare_channel(*state);
     remember_hot(comm, state->fast.get());
     return state->fast.get();
   } catch (...) {

@@ -17,8 +17,7 @@
 
 namespace cachecomm::detail::preload {
 
-/// Pending nonblocking operations plus communicators waiting for their channel
-/// (nonblocking_requests.cpp).
+/// Pending nonblocking operations (nonblocking_requests.cpp).
 extern std::atomic<int> g_nonblocking_attention;
 
 /// cachecomm state of one user communicator, cached on it as an attribute and deleted with it.
@@ -30,21 +29,23 @@ struct comm_state {
   /// lets a program free a communicator while windows made from it live on).
   std::shared_ptr<cachecomm::comm> fast;
   std::optional<outcome> unusable;  ///< why this communicator always passes through
-  /// The nonblocking collectives' shared memory (nonblocking_channel.hpp): built at the first
-  /// blocking collective after a nonblocking call asked for it (`nonblocking_wanted`). Shared: a
-  /// pending operation keeps it alive when the program frees the communicator.
+  /// The nonblocking collectives' shared memory (nonblocking_channel.hpp): built with `fast`, in
+  /// the same blocking collective on every rank (prepare_channel). Shared: a pending operation
+  /// keeps it alive when the program frees the communicator.
   std::shared_ptr<nonblocking_channel> nonblocking;
-  bool nonblocking_wanted = false;  ///< counted in g_nonblocking_attention while set
   bool nonblocking_failed = false;  ///< building it failed: nonblocking calls pass through
+  /// Nonblocking collective calls routed on this communicator so far: the k-th call is the same
+  /// call on every rank, wherever the program put it between its blocking collectives.
+  long long nonblocking_calls = 0;
+  /// The first call the channel serves: the most calls any rank had made when it was built (a
+  /// rank that started call k before the build sent it to MPI; every rank's call k goes there).
+  long long nonblocking_first = 0;
 
   comm_state() = default;
   comm_state(const comm_state&) = delete;
   comm_state& operator=(const comm_state&) = delete;
   comm_state(comm_state&&) = delete;
   comm_state& operator=(comm_state&&) = delete;
-  ~comm_state() {
-    if (nonblocking_wanted) g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
-  }
 };
 
 /// True while this thread runs cachecomm code: the MPI calls cachecomm makes go straight to PMPI.

@@ -214,7 +214,7 @@ set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;p
 # outstanding, mixed with MPI's own requests under every completion call, freed requests, a rank
 # computing between start and wait; the pipelined CG overlaps MPI_Iallreduce with its work.
 foreach(program IN ITEMS preload_nonblocking preload_nonblocking_blocks preload_nonblocking_layouts
-                        preload_nonblocking_vector preload_pipelined_cg)
+                        preload_nonblocking_vector preload_pipelined_cg preload_crossed_nonblocking)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C m)
 endforeach()
@@ -223,7 +223,17 @@ set(preload_nonblocking_served --served MPI_Ibarrier --served MPI_Ibcast --serve
 preload_case(preload_nonblocking RANKS 1 2 3 4 8
   ARGS ${preload_nonblocking_served} --reason MPI_Iallreduce:beyond-nonblocking-slot
        --no-reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:mpi-faster --reason MPI_Ibarrier:warming-up
-       --reason MPI_Ibarrier:nonblocking-setup -- $<TARGET_FILE:preload_nonblocking>)
+       -- $<TARGET_FILE:preload_nonblocking>)
+# Ranks starting one MPI_Iallreduce on either side of a barrier (mpi4py's fallback Comm.Iagree),
+# while the communicator's state and nonblocking area get built and after: the early rank's call
+# must neither hang the barrier nor be matched with anything else. A hang fails within 60 s.
+# With more than one rank, the calls started before the nonblocking area existed on some rank go
+# to MPI on every rank (nonblocking-setup).
+preload_case(preload_crossed_nonblocking RANKS 1 RUN_LIMIT 60
+  ARGS --served MPI_Iallreduce --served MPI_Barrier -- $<TARGET_FILE:preload_crossed_nonblocking>)
+preload_case(preload_crossed_nonblocking RANKS 2 3 4 RUN_LIMIT 60
+  ARGS --served MPI_Iallreduce --served MPI_Barrier --reason MPI_Iallreduce:nonblocking-setup
+       -- $<TARGET_FILE:preload_crossed_nonblocking>)
 # MPI_Ialltoall, MPI_Igather, MPI_Iscatter, MPI_Ireduce_scatter_block, MPI_Iscan, MPI_Iexscan
 # against the system MPI's blocking answer (PMPI_) in the same run.
 preload_case(preload_nonblocking_blocks RANKS 1 2 3 4 8
