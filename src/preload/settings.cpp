@@ -40,7 +40,8 @@ const setting<bool> nonblocking_setting{
     "CACHECOMM_PRELOAD_NONBLOCKING", true,
     "Preload library: serve MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, "
     "MPI_Iallgather, MPI_Ialltoall, MPI_Igather, MPI_Iscatter, MPI_Ireduce_scatter_block, "
-    "MPI_Iscan and MPI_Iexscan with cachecomm (0: pass them through)."};
+    "MPI_Iscan, MPI_Iexscan, MPI_Iallgatherv and MPI_Ireduce_scatter with cachecomm (0: pass "
+    "them through)."};
 const setting<long long> nonblocking_bytes_setting{
     "CACHECOMM_PRELOAD_NONBLOCKING_BYTES",
     65536,
