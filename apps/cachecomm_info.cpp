@@ -163,9 +163,10 @@ int main(int argc, char** argv) {
                 "fastest (run with --measure to see what it picks here)"
               : "auto: as on, for messages (one rank's block) from ");
       if (online == online_mode::automatic && topology.node_count == 1 && topology.node_size > 1) {
-        std::printf("%zu KiB; smaller ones take the built-in rules (run with --measure to see what "
-                    "it picks here)",
-                    cachecomm::detail::online_selector::automatic_min_bytes >> 10);
+        std::printf(
+            "%zu KiB; smaller ones take the built-in rules (run with --measure to see what "
+            "it picks here)",
+            cachecomm::detail::online_selector::automatic_min_bytes >> 10);
       }
       std::printf("\n");
       std::printf("collectives (node phase; across nodes leaders add an MPI step):\n");
