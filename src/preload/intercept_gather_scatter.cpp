@@ -90,14 +90,10 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   return run_planned(
       call_kind::gather, "MPI_Gather", comm, *r.fast, plan, tuned_op::gather, block, pass, [&] {
         const std::size_t own_bytes = in_place ? block : bytes_of(sendcount, *sent);
-        const void* send = in_place ? cachecomm::in_place : sendbuf;
-        if (!in_place && (!sent->dense || own_bytes != block)) {
-          std::vector<std::byte>& own = preload::scratch(0);
-          own.assign(std::max(own_bytes, block), std::byte{0});
-          preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
-                        comm);
-          send = own.data();
-        }
+        const void* send =
+            in_place ? cachecomm::in_place
+                     : preload::dense_send_block(sendbuf, static_cast<std::size_t>(sendcount),
+                                                 sendtype, *sent, block, comm);
         if (!is_root) {
           cachecomm::gather(*r.fast, send, nullptr, block, cachecomm::datatype::byte, root,
                             algorithm);

@@ -137,14 +137,10 @@ int served_as_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
     const bool in_place = sendbuf == MPI_IN_PLACE;
     const std::size_t own_bytes =
         in_place ? block : static_cast<std::size_t>(sendcount) * sent->size;
-    const void* send = in_place ? cachecomm::in_place : sendbuf;
-    if (!in_place && (!sent->dense || own_bytes != block)) {
-      std::vector<std::byte>& own = preload::scratch(0);
-      own.assign(std::max(own_bytes, block), std::byte{0});
-      preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
-                    comm);
-      send = own.data();
-    }
+    const void* send = in_place
+                           ? cachecomm::in_place
+                           : preload::dense_send_block(sendbuf, static_cast<std::size_t>(sendcount),
+                                                       sendtype, *sent, block, comm);
     bool in_order = received.dense;
     for (int rank = 0; rank < ranks && in_order; ++rank) in_order = displs[rank] == rank * count;
     if (in_order) {

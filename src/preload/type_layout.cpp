@@ -259,6 +259,16 @@ void pack(const void* buffer, std::size_t count, MPI_Datatype type, const type_l
   });
 }
 
+const void* dense_send_block(const void* buffer, std::size_t count, MPI_Datatype type,
+                             const type_layout& layout, std::size_t block, MPI_Comm comm) {
+  const std::size_t own_bytes = count * layout.size;
+  if (layout.dense && own_bytes == block) return buffer;
+  std::vector<std::byte>& own = scratch(0);
+  own.assign(std::max(own_bytes, block), std::byte{0});
+  pack(buffer, count, type, layout, own.data(), comm);
+  return own.data();
+}
+
 void unpack(const std::byte* packed, std::size_t count, MPI_Datatype type,
             const type_layout& layout, void* buffer, MPI_Comm comm) {
   const auto base = reinterpret_cast<std::uintptr_t>(buffer);

@@ -36,6 +36,12 @@ std::vector<std::byte>& scratch(int which);
 /// Throws cachecomm::mpi_error when MPI refuses.
 void pack(const void* buffer, std::size_t count, MPI_Datatype type, const type_layout& layout,
           std::byte* packed, MPI_Comm comm);
+/// A send block as `block` dense bytes: `buffer` itself when its layout is dense and it holds
+/// `block` bytes, otherwise its `count` elements packed into scratch(0), zero-padded to `block`
+/// (a rank may send fewer bytes than the block every rank agreed on).
+[[nodiscard]] const void* dense_send_block(const void* buffer, std::size_t count, MPI_Datatype type,
+                                           const type_layout& layout, std::size_t block,
+                                           MPI_Comm comm);
 /// The reverse of pack.
 void unpack(const std::byte* packed, std::size_t count, MPI_Datatype type,
             const type_layout& layout, void* buffer, MPI_Comm comm);
