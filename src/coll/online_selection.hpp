@@ -83,7 +83,6 @@ class online_selector {
   explicit online_selector(online_mode mode = online_mode::off) : m_mode(mode) {}
 
   [[nodiscard]] online_mode mode() const { return m_mode; }
-  [[nodiscard]] bool enabled() const { return m_mode != online_mode::off; }
   /// Whether online selection decides calls of `bytes` (where nothing forced or tuned decides).
   [[nodiscard]] bool decides(std::size_t bytes) const {
     return m_mode == online_mode::on ||

@@ -216,14 +216,10 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
             in_place ? bytes_per_rank : static_cast<std::size_t>(sendcount) * sent->size;
         const auto ranks = static_cast<std::size_t>(r.fast->size());
         const auto rank = static_cast<std::size_t>(r.fast->rank());
-        const void* send = in_place ? cachecomm::in_place : sendbuf;
-        std::vector<std::byte>& own = preload::scratch(0);
-        if (!in_place && (!sent->dense || own_bytes != bytes_per_rank)) {
-          own.assign(std::max(own_bytes, bytes_per_rank), std::byte{0});
-          preload::pack(sendbuf, static_cast<std::size_t>(sendcount), sendtype, *sent, own.data(),
-                        comm);
-          send = own.data();
-        }
+        const void* send =
+            in_place ? cachecomm::in_place
+                     : preload::dense_send_block(sendbuf, static_cast<std::size_t>(sendcount),
+                                                 sendtype, *sent, bytes_per_rank, comm);
         if (received->dense) {
           cachecomm::allgather(*r.fast, send, recvbuf, bytes_per_rank, cachecomm::datatype::byte,
                                algorithm);
@@ -242,12 +238,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                                cachecomm::datatype::byte, algorithm);
           preload::unpack(blocks.data(), ranks * items, recvtype, *received, recvbuf, comm);
         }
-        if (own_bytes != bytes_per_rank) {
-          throw cachecomm::mpi_error("MPI_Allgather: this rank sends " + std::to_string(own_bytes) +
-                                         " bytes but every rank receives blocks of " +
-                                         std::to_string(bytes_per_rank),
-                                     MPI_ERR_TRUNCATE);
-        }
+        if (own_bytes != bytes_per_rank)
+          preload::throw_truncate("MPI_Allgather", "this rank sends", own_bytes, bytes_per_rank);
       });
 }
 

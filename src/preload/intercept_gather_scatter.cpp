@@ -41,13 +41,6 @@ const std::byte* at_block(const void* buffer, std::size_t block, int count,
          static_cast<std::ptrdiff_t>(block) * count * layout.extent;
 }
 
-[[noreturn]] void throw_truncate(const char* call, const char* what, std::size_t got,
-                                 std::size_t block) {
-  throw cachecomm::mpi_error(std::string(call) + ": " + what + " " + std::to_string(got) +
-                                 " bytes but the blocks of this call are " + std::to_string(block),
-                             MPI_ERR_TRUNCATE);
-}
-
 }  // namespace
 
 extern "C" {
@@ -116,7 +109,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
           preload::unpack(blocks.data(), ranks * static_cast<std::size_t>(recvcount), recvtype,
                           *received, recvbuf, comm);
         }
-        if (own_bytes != block) throw_truncate("MPI_Gather", "the root sends", own_bytes, block);
+        if (own_bytes != block)
+          preload::throw_truncate("MPI_Gather", "the root sends", own_bytes, block);
       });
 }
 
@@ -156,37 +150,37 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       plan_call(call_kind::scatter, "MPI_Scatter", comm, *r.fast, tuned_op::scatter, block, error);
   if (error != MPI_SUCCESS) return error;
   const auto algorithm = static_cast<cachecomm::scatter_algorithm>(plan.algorithm);
-  return run_planned(call_kind::scatter, "MPI_Scatter", comm, *r.fast, plan, tuned_op::scatter,
-                     block, pass, [&] {
-                       const auto ranks = static_cast<std::size_t>(r.fast->size());
-                       const void* send = sendbuf;
-                       if (is_root && !sent->dense) {
-                         std::vector<std::byte>& blocks = preload::scratch(0);
-                         blocks.resize(ranks * block);
-                         preload::pack(sendbuf, ranks * static_cast<std::size_t>(sendcount),
-                                       sendtype, *sent, blocks.data(), comm);
-                         send = blocks.data();
-                       }
-                       if (in_place) {
-                         cachecomm::scatter(*r.fast, send, cachecomm::in_place_receive, block,
-                                            cachecomm::datatype::byte, root, algorithm);
-                         return;
-                       }
-                       const std::size_t own_bytes = bytes_of(recvcount, *received);
-                       if (received->dense && own_bytes == block) {
-                         cachecomm::scatter(*r.fast, send, recvbuf, block,
-                                            cachecomm::datatype::byte, root, algorithm);
-                         return;
-                       }
-                       std::vector<std::byte>& mine = preload::scratch(1);
-                       mine.resize(block);
-                       cachecomm::scatter(*r.fast, send, mine.data(), block,
-                                          cachecomm::datatype::byte, root, algorithm);
-                       if (own_bytes != block)
-                         throw_truncate("MPI_Scatter", "this rank receives", own_bytes, block);
-                       preload::unpack(mine.data(), static_cast<std::size_t>(recvcount), recvtype,
-                                       *received, recvbuf, comm);
-                     });
+  return run_planned(
+      call_kind::scatter, "MPI_Scatter", comm, *r.fast, plan, tuned_op::scatter, block, pass, [&] {
+        const auto ranks = static_cast<std::size_t>(r.fast->size());
+        const void* send = sendbuf;
+        if (is_root && !sent->dense) {
+          std::vector<std::byte>& blocks = preload::scratch(0);
+          blocks.resize(ranks * block);
+          preload::pack(sendbuf, ranks * static_cast<std::size_t>(sendcount), sendtype, *sent,
+                        blocks.data(), comm);
+          send = blocks.data();
+        }
+        if (in_place) {
+          cachecomm::scatter(*r.fast, send, cachecomm::in_place_receive, block,
+                             cachecomm::datatype::byte, root, algorithm);
+          return;
+        }
+        const std::size_t own_bytes = bytes_of(recvcount, *received);
+        if (received->dense && own_bytes == block) {
+          cachecomm::scatter(*r.fast, send, recvbuf, block, cachecomm::datatype::byte, root,
+                             algorithm);
+          return;
+        }
+        std::vector<std::byte>& mine = preload::scratch(1);
+        mine.resize(block);
+        cachecomm::scatter(*r.fast, send, mine.data(), block, cachecomm::datatype::byte, root,
+                           algorithm);
+        if (own_bytes != block)
+          preload::throw_truncate("MPI_Scatter", "this rank receives", own_bytes, block);
+        preload::unpack(mine.data(), static_cast<std::size_t>(recvcount), recvtype, *received,
+                        recvbuf, comm);
+      });
 }
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -217,43 +211,43 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                                       tuned_op::alltoall, block, error);
   if (error != MPI_SUCCESS) return error;
   const auto algorithm = static_cast<cachecomm::alltoall_algorithm>(plan.algorithm);
-  return run_planned(call_kind::alltoall, "MPI_Alltoall", comm, *r.fast, plan, tuned_op::alltoall,
-                     block, pass, [&] {
-                       const auto ranks = static_cast<std::size_t>(r.fast->size());
-                       const auto items = ranks * static_cast<std::size_t>(recvcount);
-                       const std::size_t own_bytes = in_place ? block : bytes_of(sendcount, *sent);
-                       const void* send = in_place ? cachecomm::in_place : sendbuf;
-                       if (own_bytes != block) {
-                         // An erroneous program: take part with zeros (the others are waiting),
-                         // then report it.
-                         std::vector<std::byte>& zeros = preload::scratch(0);
-                         zeros.assign(ranks * block, std::byte{0});
-                         send = zeros.data();
-                       } else if (!in_place && !sent->dense) {
-                         std::vector<std::byte>& packed = preload::scratch(0);
-                         packed.resize(ranks * block);
-                         preload::pack(sendbuf, ranks * static_cast<std::size_t>(sendcount),
-                                       sendtype, *sent, packed.data(), comm);
-                         send = packed.data();
-                       } else if (in_place && !received->dense) {
-                         std::vector<std::byte>& packed = preload::scratch(0);
-                         packed.resize(ranks * block);
-                         preload::pack(recvbuf, items, recvtype, *received, packed.data(), comm);
-                         send = packed.data();
-                       }
-                       if (received->dense) {
-                         cachecomm::alltoall(*r.fast, send, recvbuf, block,
-                                             cachecomm::datatype::byte, algorithm);
-                       } else {
-                         std::vector<std::byte>& blocks = preload::scratch(1);
-                         blocks.resize(ranks * block);
-                         cachecomm::alltoall(*r.fast, send, blocks.data(), block,
-                                             cachecomm::datatype::byte, algorithm);
-                         preload::unpack(blocks.data(), items, recvtype, *received, recvbuf, comm);
-                       }
-                       if (own_bytes != block)
-                         throw_truncate("MPI_Alltoall", "this rank sends", own_bytes, block);
-                     });
+  return run_planned(
+      call_kind::alltoall, "MPI_Alltoall", comm, *r.fast, plan, tuned_op::alltoall, block, pass,
+      [&] {
+        const auto ranks = static_cast<std::size_t>(r.fast->size());
+        const auto items = ranks * static_cast<std::size_t>(recvcount);
+        const std::size_t own_bytes = in_place ? block : bytes_of(sendcount, *sent);
+        const void* send = in_place ? cachecomm::in_place : sendbuf;
+        if (own_bytes != block) {
+          // An erroneous program: take part with zeros (the others are waiting),
+          // then report it.
+          std::vector<std::byte>& zeros = preload::scratch(0);
+          zeros.assign(ranks * block, std::byte{0});
+          send = zeros.data();
+        } else if (!in_place && !sent->dense) {
+          std::vector<std::byte>& packed = preload::scratch(0);
+          packed.resize(ranks * block);
+          preload::pack(sendbuf, ranks * static_cast<std::size_t>(sendcount), sendtype, *sent,
+                        packed.data(), comm);
+          send = packed.data();
+        } else if (in_place && !received->dense) {
+          std::vector<std::byte>& packed = preload::scratch(0);
+          packed.resize(ranks * block);
+          preload::pack(recvbuf, items, recvtype, *received, packed.data(), comm);
+          send = packed.data();
+        }
+        if (received->dense) {
+          cachecomm::alltoall(*r.fast, send, recvbuf, block, cachecomm::datatype::byte, algorithm);
+        } else {
+          std::vector<std::byte>& blocks = preload::scratch(1);
+          blocks.resize(ranks * block);
+          cachecomm::alltoall(*r.fast, send, blocks.data(), block, cachecomm::datatype::byte,
+                              algorithm);
+          preload::unpack(blocks.data(), items, recvtype, *received, recvbuf, comm);
+        }
+        if (own_bytes != block)
+          preload::throw_truncate("MPI_Alltoall", "this rank sends", own_bytes, block);
+      });
 }
 
 }  // extern "C"

@@ -167,12 +167,8 @@ int served_as_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
         }
       }
     }
-    if (own_bytes != block) {
-      throw cachecomm::mpi_error("MPI_Allgatherv: this rank sends " + std::to_string(own_bytes) +
-                                     " bytes but every rank's count gives blocks of " +
-                                     std::to_string(block),
-                                 MPI_ERR_TRUNCATE);
-    }
+    if (own_bytes != block)
+      preload::throw_truncate("MPI_Allgatherv", "this rank sends", own_bytes, block);
   });
 }
 

@@ -269,6 +269,12 @@ const void* dense_send_block(const void* buffer, std::size_t count, MPI_Datatype
   return own.data();
 }
 
+void throw_truncate(const char* call, const char* what, std::size_t got, std::size_t block) {
+  throw mpi_error(std::string(call) + ": " + what + " " + std::to_string(got) +
+                      " bytes but the blocks of this call are " + std::to_string(block),
+                  MPI_ERR_TRUNCATE);
+}
+
 void unpack(const std::byte* packed, std::size_t count, MPI_Datatype type,
             const type_layout& layout, void* buffer, MPI_Comm comm) {
   const auto base = reinterpret_cast<std::uintptr_t>(buffer);

@@ -42,6 +42,12 @@ void pack(const void* buffer, std::size_t count, MPI_Datatype type, const type_l
 [[nodiscard]] const void* dense_send_block(const void* buffer, std::size_t count, MPI_Datatype type,
                                            const type_layout& layout, std::size_t block,
                                            MPI_Comm comm);
+/// A rank's signature that differs from the block every rank agreed on: the rank took part as the
+/// block (zero-padded or cut, so the others were not left waiting) and now fails with
+/// MPI_ERR_TRUNCATE, naming `call`, what this rank passed (`what`: "this rank sends") and both
+/// sizes.
+[[noreturn]] void throw_truncate(const char* call, const char* what, std::size_t got,
+                                 std::size_t block);
 /// The reverse of pack.
 void unpack(const std::byte* packed, std::size_t count, MPI_Datatype type,
             const type_layout& layout, void* buffer, MPI_Comm comm);

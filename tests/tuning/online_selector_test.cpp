@@ -178,7 +178,7 @@ TEST(OnlineSelector, OneCandidateSettlesAtOnceAndBucketsAreSeparate) {
 TEST(OnlineSelector, AutoDecidesFromItsThresholdOnOffEverywhereOrNowhere) {
   constexpr std::size_t threshold = online_selector::automatic_min_bytes;
   const online_selector automatic{online_mode::automatic};
-  EXPECT_TRUE(automatic.enabled());
+  EXPECT_EQ(automatic.mode(), online_mode::automatic);
   EXPECT_FALSE(automatic.decides(8));
   EXPECT_FALSE(automatic.decides(threshold - 1));
   EXPECT_TRUE(automatic.decides(threshold));
@@ -187,7 +187,7 @@ TEST(OnlineSelector, AutoDecidesFromItsThresholdOnOffEverywhereOrNowhere) {
   EXPECT_TRUE(on.decides(1));
   EXPECT_TRUE(on.decides(threshold));
   const online_selector off{online_mode::off};
-  EXPECT_FALSE(off.enabled());
+  EXPECT_EQ(off.mode(), online_mode::off);
   EXPECT_FALSE(off.decides(1));
   EXPECT_FALSE(off.decides(std::size_t{16} << 20));
 }
