@@ -47,7 +47,7 @@ void print_algorithms(const char* operation, std::span<const Entry> registry,
 /// --measure: enough calls of each listed operation and size for online selection to settle, so
 /// that the rows below show what it measured and chose on this node.
 void measure_online(cachecomm::comm& comm, const std::vector<std::size_t>& sizes) {
-  constexpr int calls = 30;  // more than every candidate's trial calls (online_selection.hpp)
+  constexpr int calls = cachecomm::online_selection_trial_calls;
   const auto ranks = static_cast<std::size_t>(comm.size());
   for (const std::size_t bytes : sizes) {
     const std::size_t count = (bytes + 7) / 8;

@@ -1,5 +1,6 @@
 // The collective operations of `cachecomm-bench coll` (each suites/coll_*.cpp registers its own);
-// cachecomm-tune runs the same ones.
+// cachecomm-tune runs the same ones. Also what they share before timing.
+#include "cachecomm/collectives.hpp"
 #include "suites/coll_ops.hpp"
 
 namespace cachecomm::bench {
@@ -16,6 +17,16 @@ void register_coll_op(coll_op op) {
 }
 const std::vector<coll_op>& coll_ops() {
   return registered();
+}
+
+void settle_automatic(comm& c, const std::vector<candidate>& candidates) {
+  for (const candidate& entry : candidates) {
+    if (entry.algorithm != "auto") continue;
+    for (int call = 0; call < online_selection_trial_calls; ++call) {
+      c.barrier();
+      entry.operation();
+    }
+  }
 }
 
 }  // namespace cachecomm::bench

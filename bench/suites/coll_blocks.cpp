@@ -146,7 +146,7 @@ void run_block_op(coll_context& context, block_op op) {
     std::vector<int> mpi_displacements(size);
     for (std::size_t r = 0; r < size; ++r) mpi_displacements[r] = static_cast<int>(r) * n;
     std::vector<candidate> candidates;
-    std::string chosen = "rank-ordered";
+    std::function<std::string()> explain = [] { return std::string("rank-ordered"); };
     switch (op) {
       case block_op::gather:
         candidates.push_back(
@@ -155,7 +155,7 @@ void run_block_op(coll_context& context, block_op op) {
         add_algorithms(candidates, all_gather_algorithms(), [&](gather_algorithm algorithm) {
           gather(c, send.data(), receive.data(), bytes, datatype::byte, 0, algorithm);
         });
-        chosen = explain_gather(c, bytes).algorithm;
+        explain = [&] { return explain_gather(c, bytes).algorithm; };
         break;
       case block_op::scatter:
         candidates.push_back(
@@ -164,7 +164,7 @@ void run_block_op(coll_context& context, block_op op) {
         add_algorithms(candidates, all_scatter_algorithms(), [&](scatter_algorithm algorithm) {
           scatter(c, send.data(), receive.data(), bytes, datatype::byte, 0, algorithm);
         });
-        chosen = explain_scatter(c, bytes).algorithm;
+        explain = [&] { return explain_scatter(c, bytes).algorithm; };
         break;
       case block_op::alltoall:
         candidates.push_back(
@@ -173,7 +173,7 @@ void run_block_op(coll_context& context, block_op op) {
         add_algorithms(candidates, all_alltoall_algorithms(), [&](alltoall_algorithm algorithm) {
           alltoall(c, send.data(), receive.data(), bytes, datatype::byte, algorithm);
         });
-        chosen = explain_alltoall(c, bytes).algorithm;
+        explain = [&] { return explain_alltoall(c, bytes).algorithm; };
         break;
       case block_op::reduce_scatter:
         candidates.push_back({"mpi", "default", [&] {
@@ -185,7 +185,7 @@ void run_block_op(coll_context& context, block_op op) {
                          reduce_scatter_block(c, send.data(), receive.data(), count,
                                               datatype::float64, reduce_op::sum, algorithm);
                        });
-        chosen = explain_reduce_scatter(c, bytes).algorithm;
+        explain = [&] { return explain_reduce_scatter(c, bytes).algorithm; };
         break;
       case block_op::reduce_scatter_counts:
         candidates.push_back({"mpi", "default", [&] {
@@ -197,7 +197,7 @@ void run_block_op(coll_context& context, block_op op) {
                          reduce_scatter(c, send.data(), receive.data(), split, datatype::float64,
                                         reduce_op::sum, algorithm);
                        });
-        chosen = explain_reduce_scatter(c, split.front() * 8).algorithm;
+        explain = [&] { return explain_reduce_scatter(c, split.front() * 8).algorithm; };
         break;
       case block_op::allgatherv:
         candidates.push_back({"mpi", "default", [&] {
@@ -210,7 +210,7 @@ void run_block_op(coll_context& context, block_op op) {
                          allgatherv(c, send.data(), bytes, receive.data(), counts, displacements,
                                     datatype::byte, algorithm);
                        });
-        chosen = explain_allgatherv(c, bytes).algorithm;
+        explain = [&] { return explain_allgatherv(c, bytes).algorithm; };
         break;
       case block_op::gatherv:
         candidates.push_back({"mpi", "default", [&] {
@@ -222,7 +222,7 @@ void run_block_op(coll_context& context, block_op op) {
           gatherv(c, send.data(), bytes, receive.data(), counts, displacements, datatype::byte, 0,
                   algorithm);
         });
-        chosen = explain_gatherv(c, bytes).algorithm;
+        explain = [&] { return explain_gatherv(c, bytes).algorithm; };
         break;
       case block_op::scatterv:
         candidates.push_back({"mpi", "default", [&] {
@@ -234,7 +234,7 @@ void run_block_op(coll_context& context, block_op op) {
           scatterv(c, send.data(), counts, displacements, receive.data(), bytes, datatype::byte, 0,
                    algorithm);
         });
-        chosen = explain_scatterv(c, bytes).algorithm;
+        explain = [&] { return explain_scatterv(c, bytes).algorithm; };
         break;
       case block_op::alltoallv:
         candidates.push_back({"mpi", "default", [&] {
@@ -247,7 +247,7 @@ void run_block_op(coll_context& context, block_op op) {
           alltoallv(c, send.data(), counts, displacements, receive.data(), counts, displacements,
                     datatype::byte, algorithm);
         });
-        chosen = explain_alltoallv(c, bytes).algorithm;
+        explain = [&] { return explain_alltoallv(c, bytes).algorithm; };
         break;
       case block_op::scan:
       case block_op::exscan: {
@@ -270,6 +270,8 @@ void run_block_op(coll_context& context, block_op op) {
         break;
       }
     }
+    settle_automatic(c, candidates);
+    const std::string chosen = explain();
     const timing_plan plan = plan_for(context.plan, bytes);
     for (const timing_mode& mode : modes_of(context)) {
       const bool cold = std::string_view(mode.buffers) == "cold";

@@ -165,6 +165,7 @@ void run_data_op(coll_context& context, data_op op) {
         }
         break;
     }
+    settle_automatic(c, candidates);
     const timing_plan plan = plan_for(context.plan, bytes);
     std::string chosen;
     switch (op) {

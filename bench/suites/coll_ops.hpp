@@ -32,6 +32,13 @@ struct coll_op {
   std::vector<std::string> table_columns;  ///< what the table shows for this op
 };
 
+/// Calls the candidate named "auto" cachecomm::online_selection_trial_calls times, ranks aligned
+/// before each call as in per-call timing, so that online selection has settled the size bucket
+/// before anything is timed: its trial calls each run another candidate, and among the samples
+/// they made the automatic row slower than the algorithm it settles on. Call it before
+/// explain_*(), which then names the settled choice.
+void settle_automatic(comm& c, const std::vector<candidate>& candidates);
+
 void register_coll_op(coll_op op);
 [[nodiscard]] const std::vector<coll_op>& coll_ops();
 

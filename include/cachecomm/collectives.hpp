@@ -62,6 +62,12 @@ enum class allgather_algorithm {
 [[nodiscard]] const std::vector<reduce_algorithm>& all_reduce_algorithms();
 [[nodiscard]] const std::vector<allgather_algorithm>& all_allgather_algorithms();
 
+/// Online selection (docs/configuration.md) spends at most this many calls of one operation and
+/// size bucket on a communicator trying candidates; from the next call the bucket is settled. A
+/// benchmark that times the automatic choice calls it this often first, so that no trial call (each
+/// runs another candidate) lands among its samples.
+inline constexpr int online_selection_trial_calls = 25;
+
 /// What `automatic` resolves to for a message of `bytes` on this communicator, and why (allgather:
 /// `bytes` is one rank's block).
 struct algorithm_choice {

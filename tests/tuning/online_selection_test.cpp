@@ -39,10 +39,9 @@ constexpr tuned_op data_ops[] = {tuned_op::broadcast, tuned_op::reduce,    tuned
 /// Sizes in three buckets: slots, the data region, and a pipelined message.
 constexpr std::size_t test_counts[] = {3, 1500, 40000};  // int64 elements
 
-/// Enough calls to settle any bucket: every candidate's samples, and the handshake of the last.
-constexpr int calls_per_size = static_cast<int>(detail::online_selector::max_candidates *
-                                                detail::online_selector::samples_per_candidate) +
-                               2;
+/// The public bound on a bucket's trial (what benchmarks call before timing the automatic choice):
+/// after this many calls every bucket must be settled.
+constexpr int calls_per_size = online_selection_trial_calls;
 
 config online_config() {
   return config::from_environment().set("CACHECOMM_ONLINE_SELECTION", "on");
