@@ -94,6 +94,12 @@ const setting<online_mode> online_setting{
      {"0", online_mode::off},
      {"false", online_mode::off},
      {"no", online_mode::off}}};
+const setting<bool> recheck_setting{
+    "CACHECOMM_ONLINE_RECHECK", true,
+    "Whether online selection measures a settled size again, rarely (after 1024 more calls, then "
+    "8x as many each time), its choice against the runner-up only, and keeps the faster; never "
+    "between a reduction's system MPI call and cachecomm's rank-order algorithms, so a re-check "
+    "never changes a result. off: a settled size keeps its choice for the communicator's life."};
 const setting<reduce_scatter_algorithm> reduce_scatter_setting{
     "CACHECOMM_REDUCE_SCATTER", "auto",
     algorithm_setting_text("Reduce_scatter_block and reduce_scatter", reduce_scatter_registry()),
@@ -131,6 +137,7 @@ coll_settings read_coll_settings(const config& settings) {
   result.scatter = scatter_setting.read(settings);
   result.alltoall = alltoall_setting.read(settings);
   result.online_selection = online_setting.read(settings);
+  result.online_recheck = recheck_setting.read(settings);
   result.reduce_scatter = reduce_scatter_setting.read(settings);
   result.allgatherv = allgatherv_setting.read(settings);
   result.gatherv = gatherv_setting.read(settings);

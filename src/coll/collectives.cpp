@@ -703,7 +703,7 @@ automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, data
                                    reduce_op operation) {
   coll_engine& engine = engine_of(c);
   online_selector& online = engine.online();
-  if (const std::int8_t settled = online.settled(op, bytes); settled != tuning_choices::none)
+  if (const std::int8_t settled = online.settled_call(op, bytes); settled != tuning_choices::none)
     return {settled, false};
   if (const std::int8_t known = online.remembered_rule(op, bytes); known != tuning_choices::none)
     return {known, false};

@@ -11,8 +11,14 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
                                   const std::function<std::vector<std::int8_t>()>& candidates,
                                   const agree_function& agree) {
   bucket_state& state = at(op, bytes);
-  if (state.source == choice_source::online) return {state.chosen, false};
-  if (state.source != choice_source::trial) {
+  if (state.source == choice_source::online) {
+    if (!state.rechecking) {
+      // A caller's settled_call() may have counted this call already: the count only has to
+      // reach recheck_at, which every rank's count does at the same call.
+      if (!recheck_due(state)) return {state.chosen, false};
+      begin_recheck(state);
+    }
+  } else if (state.source != choice_source::trial) {
     const std::vector<std::int8_t> list = candidates();
     state = bucket_state{};
     state.source = choice_source::trial;
@@ -32,8 +38,8 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
   // The handshakes of a round happen at the start of the bucket's next call: a program that never
   // calls this size again pays nothing, and the wait overlaps the ranks' skew there.
   if (state.handshake_due) {
-    end_round(state, agree);
-    if (state.source == choice_source::online) return {state.chosen, false};
+    end_round(state, op, agree);
+    if (state.source == choice_source::online && !state.rechecking) return {state.chosen, false};
   }
   state.last = state.order[state.position];
   ++state.trial_calls;
@@ -43,12 +49,12 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
 
 void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanoseconds) {
   bucket_state& state = at(op, bytes);
-  if (state.source != choice_source::trial) return;
+  if (state.source != choice_source::trial && !state.rechecking) return;
   if (state.round == 0) state.local_first[state.last] = nanoseconds;
   state.local_best[state.last] = std::min(state.local_best[state.last], nanoseconds);
 }
 
-void online_selector::end_round(bucket_state& state, const agree_function& agree) {
+void online_selector::end_round(bucket_state& state, tuned_op op, const agree_function& agree) {
   state.handshake_due = false;
   // One handshake per candidate, in candidate order on every rank; the slowest rank's view counts:
   // a candidate is as fast as its slowest participant lets it be.
@@ -58,6 +64,17 @@ void online_selector::end_round(bucket_state& state, const agree_function& agree
     return slowest;
   };
   const bool last_round = state.round + 1U == samples_per_candidate;
+  if (state.rechecking) {  // two candidates, no pruning: one handshake each, after the last round
+    ++state.round;
+    if (!last_round) {
+      order_round(state);
+      return;
+    }
+    for (const std::uint8_t i : {state.chosen_index, state.runner_up})
+      state.estimate[i] = agree_on(state.local_best, i);
+    end_recheck(state, op);
+    return;
+  }
   if (state.round == 0) {  // prune against the fastest first call
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       state.estimate[i] = agree_on(last_round ? state.local_best : state.local_first, i);
@@ -75,7 +92,7 @@ void online_selector::end_round(bucket_state& state, const agree_function& agree
   }
   ++state.round;
   if (last_round) {
-    settle(state);
+    settle(state, op);
     return;
   }
   order_round(state);
@@ -84,15 +101,20 @@ void online_selector::end_round(bucket_state& state, const agree_function& agree
 void online_selector::order_round(bucket_state& state) {
   state.position = 0;
   state.live = 0;
-  for (std::uint8_t i = 0; i < state.candidate_count; ++i)
-    if (!state.pruned[i]) state.order[state.live++] = i;
-  if (state.round == 0) return;  // the built-in choice first
+  if (state.rechecking) {
+    state.order[state.live++] = state.chosen_index;
+    state.order[state.live++] = state.runner_up;
+  } else {
+    for (std::uint8_t i = 0; i < state.candidate_count; ++i)
+      if (!state.pruned[i]) state.order[state.live++] = i;
+  }
+  if (state.round == 0) return;  // the built-in choice (a re-check: the current one) first
   // The same seed on every rank of every job: the schedule is the same everywhere.
   std::mt19937 shuffler(20261124U + state.round);
   std::shuffle(state.order.begin(), state.order.begin() + state.live, shuffler);
 }
 
-void online_selector::settle(bucket_state& state) {
+void online_selector::settle(bucket_state& state, tuned_op op) const {
   // The fastest other candidate replaces the rules' choice (candidate 0) only when it is clearly
   // faster: trial calls are few and noisy, and a close call decided by noise would trade the rules'
   // measured choice (and, against MPI's call, rank-order results) for nothing.
@@ -105,8 +127,58 @@ void online_selector::settle(bucket_state& state) {
   const std::uint64_t other = challenger == 0 ? no_time : state.estimate[challenger];
   const bool clearly_faster =
       other != no_time && (rules == no_time || other < rules - rules / 100 * switch_margin_percent);
-  state.chosen = state.candidates[clearly_faster ? challenger : 0];
+  state.chosen_index = static_cast<std::uint8_t>(clearly_faster ? challenger : 0);
+  state.chosen = state.candidates[state.chosen_index];
   state.source = choice_source::online;
+  plan_recheck(state, op);
+}
+
+void online_selector::plan_recheck(bucket_state& state, tuned_op op) const {
+  state.recheck_at = 0;
+  if (!m_recheck) return;
+  // A reduction's bytes depend on who combines: the system MPI's call may combine in another
+  // order than cachecomm's algorithms (all of which combine in rank order), so a re-check never
+  // crosses that line and a settled reduction keeps its bits. The other operations move bytes.
+  const bool reduction = op == tuned_op::reduce || op == tuned_op::allreduce;
+  const bool chosen_is_mpi = state.chosen == tuning_choices::system_mpi;
+  std::size_t best = max_candidates;
+  for (std::size_t i = 0; i < state.candidate_count; ++i) {
+    if (i == state.chosen_index || state.pruned[i] || state.estimate[i] == no_time) continue;
+    if (reduction && (state.candidates[i] == tuning_choices::system_mpi) != chosen_is_mpi) continue;
+    if (best == max_candidates || state.estimate[i] < state.estimate[best]) best = i;
+  }
+  if (best == max_candidates) return;  // nothing to compare with: never re-checked
+  state.runner_up = static_cast<std::uint8_t>(best);
+  state.recheck_interval =
+      state.recheck_interval == 0 ? recheck_first_calls : state.recheck_interval * recheck_growth;
+  state.settled_calls = 0;
+  state.recheck_at = state.recheck_interval;
+}
+
+void online_selector::begin_recheck(bucket_state& state) {
+  state.rechecking = true;
+  state.round = 0;
+  state.handshake_due = false;
+  for (const std::uint8_t i : {state.chosen_index, state.runner_up}) {
+    state.local_first[i] = no_time;
+    state.local_best[i] = no_time;
+  }
+  order_round(state);
+}
+
+void online_selector::end_recheck(bucket_state& state, tuned_op op) const {
+  state.rechecking = false;
+  ++state.rechecks_done;
+  const std::uint64_t current = state.estimate[state.chosen_index];
+  const std::uint64_t other = state.estimate[state.runner_up];
+  // The same margin as the trial's: a re-check must not trade a choice for noise.
+  if (other != no_time &&
+      (current == no_time || other < current - current / 100 * switch_margin_percent)) {
+    std::swap(state.chosen_index, state.runner_up);
+    state.chosen = state.candidates[state.chosen_index];
+    ++state.recheck_switches;
+  }
+  plan_recheck(state, op);
 }
 
 namespace {
@@ -162,7 +234,13 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
     line += number;
     if (state.pruned[i]) line += " [pruned after 1 call]";
   }
-  return line + "; " + std::to_string(state.trial_calls) + " trial calls)";
+  line += "; " + std::to_string(state.trial_calls) + " trial calls";
+  if (state.rechecks_done != 0) {
+    line += "; re-checked " + std::to_string(state.rechecks_done) + "x, " +
+            std::to_string(state.recheck_switches) + " switched";
+  }
+  if (state.rechecking) line += "; re-checking now";
+  return line + ")";
 }
 
 std::string online_selector::describe(tuned_op op, std::size_t bytes) const {

@@ -9,6 +9,12 @@
 // (through shared memory, coll_engine::agree_on_trial); everything decided from them is computed
 // by every rank from the same numbers, so every rank takes the same decision.
 //
+// Re-checks: a settled bucket is measured again, rarely (after recheck_first_calls more calls, then
+// after recheck_growth times as many each time), between its choice and the runner-up only, and
+// only where the two give the same bytes (a reduction never swaps the system MPI's call for a
+// rank-order algorithm or back), so a re-check can change how long a call takes, never its result.
+// It catches a trial that the VM's placement, a first touch or an oversubscribed scheduler misled.
+//
 // The key is (operation, power-of-two size bucket): whether the caller's buffers are in cache
 // cannot be known per call, so both share a bucket (a loop reusing its buffers measures hot).
 #pragma once
@@ -80,19 +86,35 @@ class online_selector {
   /// measured on), and a call is long enough to time.
   static constexpr std::size_t automatic_min_bytes = std::size_t{16} << 10;
 
-  explicit online_selector(online_mode mode = online_mode::off) : m_mode(mode) {}
+  /// A settled bucket is re-checked after this many more calls...
+  static constexpr std::uint64_t recheck_first_calls = 1024;
+  /// ...and each later re-check after this many times as many calls as the one before.
+  static constexpr std::uint64_t recheck_growth = 8;
+
+  explicit online_selector(online_mode mode = online_mode::off, bool recheck = true)
+      : m_mode(mode), m_recheck(recheck) {}
 
   [[nodiscard]] online_mode mode() const { return m_mode; }
+  /// Whether settled buckets are re-checked (CACHECOMM_ONLINE_RECHECK).
+  [[nodiscard]] bool rechecks() const { return m_recheck; }
   /// Whether online selection decides calls of `bytes` (where nothing forced or tuned decides).
   [[nodiscard]] bool decides(std::size_t bytes) const {
     return m_mode == online_mode::on ||
            (m_mode == online_mode::automatic && bytes >= automatic_min_bytes);
   }
 
-  /// The settled choice of the bucket of `bytes`, or tuning_choices::none (the fast path).
+  /// The settled choice of the bucket of `bytes`, or tuning_choices::none (what explain_* says).
   [[nodiscard]] std::int8_t settled(tuned_op op, std::size_t bytes) const {
     const bucket_state& state = at(op, bytes);
     return state.source == choice_source::online ? state.chosen : tuning_choices::none;
+  }
+  /// The fast path of a call: the settled choice of the bucket of `bytes`, counted as one call of
+  /// it, or tuning_choices::none where the bucket is not settled or a re-check is due or running
+  /// (then plan() says what the call runs).
+  [[nodiscard]] std::int8_t settled_call(tuned_op op, std::size_t bytes) {
+    bucket_state& state = at(op, bytes);
+    if (state.source != choice_source::online || state.rechecking) return tuning_choices::none;
+    return recheck_due(state) ? tuning_choices::none : state.chosen;
   }
 
   /// The choice of a call online selection decides. `candidates` is called once per bucket (its
@@ -151,6 +173,15 @@ class online_selector {
     std::array<std::uint64_t, max_candidates> local_first{};  ///< this rank's first call of each
     std::array<std::uint64_t, max_candidates> local_best{};   ///< this rank's best call of each
     std::uint32_t trial_calls = 0;
+    // Re-checks (all zero while none is planned: the bucket has no runner-up of the same result).
+    bool rechecking = false;
+    std::uint8_t chosen_index = 0;  ///< the index of `chosen` among the candidates
+    std::uint8_t runner_up = 0;     ///< the candidate a re-check measures beside the choice
+    std::uint8_t rechecks_done = 0;
+    std::uint8_t recheck_switches = 0;  ///< re-checks that changed the choice
+    std::uint64_t settled_calls = 0;    ///< calls since the bucket settled or was last re-checked
+    std::uint64_t recheck_at = 0;       ///< the settled call that starts the next re-check; 0: none
+    std::uint64_t recheck_interval = 0;
   };
   [[nodiscard]] bucket_state& at(tuned_op op, std::size_t bytes) {
     return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
@@ -158,9 +189,18 @@ class online_selector {
   [[nodiscard]] const bucket_state& at(tuned_op op, std::size_t bytes) const {
     return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
   }
-  void end_round(bucket_state& state, const agree_function& agree);
+  void end_round(bucket_state& state, tuned_op op, const agree_function& agree);
   static void order_round(bucket_state& state);
-  static void settle(bucket_state& state);
+  void settle(bucket_state& state, tuned_op op) const;
+  /// After a re-check's last round: the runner-up replaces the choice only when clearly faster.
+  void end_recheck(bucket_state& state, tuned_op op) const;
+  /// Plans the next re-check: the fastest other candidate that gives the same result.
+  void plan_recheck(bucket_state& state, tuned_op op) const;
+  static void begin_recheck(bucket_state& state);
+  /// Counts a call of a settled bucket; true when it is the one that starts a re-check.
+  static bool recheck_due(bucket_state& state) {
+    return state.recheck_at != 0 && ++state.settled_calls >= state.recheck_at;
+  }
   [[nodiscard]] static std::string describe(tuned_op op, std::size_t bucket,
                                             const bucket_state& state);
 
@@ -170,6 +210,7 @@ class online_selector {
   };
 
   online_mode m_mode = online_mode::off;
+  bool m_recheck = true;
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
   std::array<rule_memo, tuned_op_count> m_rule_memo{};
 };

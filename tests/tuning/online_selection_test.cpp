@@ -250,6 +250,41 @@ TEST(OnlineSelection, ConvergesToOneChoiceOnEveryRankUnderRandomDelays) {
   }
 }
 
+TEST(OnlineSelection, ReChecksRunInLockstepAndAgreeOnEveryRankUnderRandomDelays) {
+  comm c(MPI_COMM_WORLD, online_config().set("CACHECOMM_TUNING", "off"));
+  if (!online_applies(c)) GTEST_SKIP() << "online selection needs one node of several ranks";
+  random_delays delays(c.rank());
+  constexpr std::size_t count = 3;  // the slots: each call takes a microsecond or so
+  constexpr std::size_t bytes = count * sizeof(long long);
+  const detail::online_selector& online = selector_of(c);
+  // The trial, then past the first re-check: a reduction, where the re-check must stay on one side
+  // of the system MPI's call, and a broadcast, where it may cross it.
+  const int calls =
+      calls_per_size + static_cast<int>(detail::online_selector::recheck_first_calls) + 10;
+  for (int iteration = 0; iteration < calls; ++iteration) {
+    for (const tuned_op op : {tuned_op::allreduce, tuned_op::broadcast}) {
+      if (iteration % 16 == 0) delays.pause();
+      ASSERT_NO_FATAL_FAILURE(call_and_check(c, op, count, iteration));
+    }
+  }
+  for (const tuned_op op : {tuned_op::allreduce, tuned_op::broadcast}) {
+    const std::string line = online.describe(op, bytes);
+    if (c.rank() == 0) std::printf("%s\n", line.c_str());
+    ASSERT_EQ(online.source_of(op, bytes), choice_source::online) << line;
+    // A bucket with a runner-up of the same result was re-checked once, on every rank alike.
+    if (line.find("re-checked") == std::string::npos) {
+      // Only a reduction settled on the system MPI's call has none.
+      EXPECT_EQ(op, tuned_op::allreduce) << line;
+      EXPECT_EQ(choice_of(c, op, bytes), "mpi") << line;
+    } else {
+      EXPECT_NE(line.find("re-checked 1x"), std::string::npos) << line;
+    }
+    EXPECT_EQ(line.find("re-checking now"), std::string::npos) << line;
+    expect_same_on_every_rank(line);
+    expect_same_on_every_rank(choice_of(c, op, bytes));
+  }
+}
+
 TEST(OnlineSelection, EveryCandidateGivesCorrectResultsInPlace) {
   comm c(MPI_COMM_WORLD, online_config().set("CACHECOMM_TUNING", "off"));
   const int rank = c.rank();

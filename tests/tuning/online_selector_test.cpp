@@ -175,6 +175,122 @@ TEST(OnlineSelector, OneCandidateSettlesAtOnceAndBucketsAreSeparate) {
   EXPECT_EQ(driver.selector.settled(tuned_op::broadcast, 4096 + 4095), 2);
 }
 
+/// Calls a settled bucket until its next trial call (a re-check), at most `limit` calls; returns
+/// how many settled calls came before it.
+std::uint64_t calls_until_recheck(bucket_driver& driver, std::uint64_t limit) {
+  const std::size_t trials = driver.ran.size();
+  for (std::uint64_t calls = 0; calls < limit; ++calls) {
+    driver.call();
+    if (driver.ran.size() != trials) return calls;
+  }
+  return limit;
+}
+
+/// Calls until the bucket is settled and no re-check runs.
+void settle(bucket_driver& driver) {
+  for (int calls = 0; calls < 100; ++calls) {
+    driver.call();
+    if (driver.selector.source_of(driver.op, driver.bytes) == choice_source::online &&
+        driver.selector.describe(driver.op, driver.bytes).find("re-checking now") ==
+            std::string::npos)
+      return;
+  }
+  FAIL() << "never settles";
+}
+
+TEST(OnlineSelector, ASettledBucketIsReCheckedRarelyAgainstTheRunnerUpOnly) {
+  bucket_driver driver;
+  driver.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  ASSERT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+  const int handshakes = driver.handshakes;
+  // The call that settled is not counted: the 1024th call after it starts the re-check.
+  EXPECT_EQ(calls_until_recheck(driver, 5000), online_selector::recheck_first_calls - 1);
+  // Now the system MPI's call (the runner-up) is clearly faster here.
+  driver.times[mpi] = 300;
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  const std::vector<std::int8_t> recheck(driver.ran.end() - 6, driver.ran.end());
+  EXPECT_EQ(std::count(recheck.begin(), recheck.end(), 2), 3) << "the choice, 3 calls";
+  EXPECT_EQ(std::count(recheck.begin(), recheck.end(), mpi), 3) << "the runner-up, 3 calls";
+  EXPECT_EQ(recheck.front(), 2) << "the current choice first";
+  EXPECT_EQ(driver.ran.size(), 12U + 6U);
+  EXPECT_EQ(driver.handshakes, handshakes + 2) << "one per candidate, after the last round";
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("re-checked 1x, 1 switched"), std::string::npos) << line;
+  // The next re-check comes 8x later, now against the old choice.
+  EXPECT_EQ(calls_until_recheck(driver, 20000),
+            online_selector::recheck_first_calls * online_selector::recheck_growth - 1);
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  const std::vector<std::int8_t> second(driver.ran.end() - 6, driver.ran.end());
+  EXPECT_EQ(std::count(second.begin(), second.end(), mpi), 3);
+  EXPECT_EQ(std::count(second.begin(), second.end(), 2), 3);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
+}
+
+TEST(OnlineSelector, AReCheckKeepsTheChoiceUnlessTheRunnerUpIsClearlyFaster) {
+  bucket_driver driver;
+  driver.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  driver.times[mpi] = 370;  // 7.5 % faster: noise
+  calls_until_recheck(driver, 5000);
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("re-checked 1x, 0 switched"), std::string::npos) << line;
+}
+
+TEST(OnlineSelector, AReductionIsNeverReCheckedAcrossTheSystemMpisCall) {
+  // Settled on a rank-order algorithm: the runner-up is the other rank-order algorithm, although
+  // the system MPI's call measured faster than it.
+  bucket_driver driver;
+  driver.op = tuned_op::allreduce;
+  driver.candidates = {1, 2, mpi};
+  driver.times = {{1, 500}, {2, 400}, {mpi, 420}};
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  ASSERT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+  driver.times[mpi] = 100;
+  EXPECT_EQ(calls_until_recheck(driver, 5000), online_selector::recheck_first_calls - 1);
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  const std::vector<std::int8_t> recheck(driver.ran.end() - 6, driver.ran.end());
+  EXPECT_EQ(std::count(recheck.begin(), recheck.end(), mpi), 0);
+  EXPECT_EQ(std::count(recheck.begin(), recheck.end(), 1), 3);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+  // Settled on the system MPI's call: no other candidate gives its bytes, so no re-check ever.
+  bucket_driver on_mpi;
+  on_mpi.op = tuned_op::reduce;
+  on_mpi.candidates = {1, 2, mpi};
+  on_mpi.times = {{1, 500}, {2, 400}, {mpi, 200}};
+  ASSERT_NO_FATAL_FAILURE(settle(on_mpi));
+  ASSERT_EQ(on_mpi.selector.settled(on_mpi.op, on_mpi.bytes), mpi);
+  EXPECT_EQ(calls_until_recheck(on_mpi, 20000), 20000U);
+}
+
+TEST(OnlineSelector, ReChecksOffKeepTheChoiceForever) {
+  bucket_driver driver;
+  driver.selector = online_selector(online_mode::on, false);
+  EXPECT_FALSE(driver.selector.rechecks());
+  driver.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  EXPECT_EQ(calls_until_recheck(driver, 20000), 20000U);
+}
+
+TEST(OnlineSelector, TheFastPathCountsSettledCallsAndHandsTheReCheckToPlan) {
+  bucket_driver driver;
+  driver.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  for (std::uint64_t i = 1; i < online_selector::recheck_first_calls; ++i)
+    ASSERT_EQ(driver.selector.settled_call(driver.op, driver.bytes), 2) << i;
+  // The due call: the fast path declines, plan() (which counts it again) starts the re-check.
+  EXPECT_EQ(driver.selector.settled_call(driver.op, driver.bytes), tuning_choices::none);
+  const online_plan plan = driver.call();
+  EXPECT_TRUE(plan.trial);
+  EXPECT_EQ(plan.choice, 2);
+  // While re-checking, explain_* still names the current choice.
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+  EXPECT_EQ(driver.selector.settled_call(driver.op, driver.bytes), tuning_choices::none);
+}
+
 TEST(OnlineSelector, AutoDecidesFromItsThresholdOnOffEverywhereOrNowhere) {
   constexpr std::size_t threshold = online_selector::automatic_min_bytes;
   const online_selector automatic{online_mode::automatic};
