@@ -108,6 +108,14 @@ class online_selector {
     const bucket_state& state = at(op, bytes);
     return state.source == choice_source::online ? state.chosen : tuning_choices::none;
   }
+  /// The candidate a settled bucket's re-checks measure beside its choice, or tuning_choices::none
+  /// where none is planned (re-checks off, or no other unpruned candidate gives the same result).
+  [[nodiscard]] std::int8_t runner_up(tuned_op op, std::size_t bytes) const {
+    const bucket_state& state = at(op, bytes);
+    return state.source == choice_source::online && state.recheck_at != 0
+               ? state.candidates[state.runner_up]
+               : tuning_choices::none;
+  }
   /// The fast path of a call: the settled choice of the bucket of `bytes`, counted as one call of
   /// it, or tuning_choices::none where the bucket is not settled or a re-check is due or running
   /// (then plan() says what the call runs).

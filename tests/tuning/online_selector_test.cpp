@@ -203,6 +203,7 @@ TEST(OnlineSelector, ASettledBucketIsReCheckedRarelyAgainstTheRunnerUpOnly) {
   driver.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
   ASSERT_NO_FATAL_FAILURE(settle(driver));
   ASSERT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+  EXPECT_EQ(driver.selector.runner_up(driver.op, driver.bytes), mpi);
   const int handshakes = driver.handshakes;
   // The call that settled is not counted: the 1024th call after it starts the re-check.
   EXPECT_EQ(calls_until_recheck(driver, 5000), online_selector::recheck_first_calls - 1);
@@ -263,6 +264,7 @@ TEST(OnlineSelector, AReductionIsNeverReCheckedAcrossTheSystemMpisCall) {
   on_mpi.times = {{1, 500}, {2, 400}, {mpi, 200}};
   ASSERT_NO_FATAL_FAILURE(settle(on_mpi));
   ASSERT_EQ(on_mpi.selector.settled(on_mpi.op, on_mpi.bytes), mpi);
+  EXPECT_EQ(on_mpi.selector.runner_up(on_mpi.op, on_mpi.bytes), tuning_choices::none);
   EXPECT_EQ(calls_until_recheck(on_mpi, 20000), 20000U);
 }
 
@@ -272,6 +274,7 @@ TEST(OnlineSelector, ReChecksOffKeepTheChoiceForever) {
   EXPECT_FALSE(driver.selector.rechecks());
   driver.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
   ASSERT_NO_FATAL_FAILURE(settle(driver));
+  EXPECT_EQ(driver.selector.runner_up(driver.op, driver.bytes), tuning_choices::none);
   EXPECT_EQ(calls_until_recheck(driver, 20000), 20000U);
 }
 
