@@ -58,6 +58,10 @@ inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
 inline constexpr std::size_t alltoallv_pull_min_bytes = 32U << 10;
 /// Oversubscribed rooted reduce through slots up to this size.
 inline constexpr std::size_t oversubscribed_slot_reduce_max_bytes = 128U << 10;
+/// Oversubscribed allreduce (4 ranks or more) by gather-reduce while ranks x bytes stays within
+/// this: every rank reads every input, in one phase instead of reduce-scatter's two
+/// (select_reduce).
+inline constexpr std::size_t oversubscribed_gather_allreduce_max_total = 64U << 10;
 /// Reduce and allreduce through slots up to this size at 2 ranks on their own cores where the
 /// shared region streams (AMD); gather-reduce above it.
 inline constexpr std::size_t streaming_pair_slot_reduce_max_bytes = 512;
@@ -195,6 +199,22 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
     return {reduce_algorithm::slots,
             "oversubscribed rooted reduce up to 128 KiB: the other ranks post and leave, one "
             "scheduler round instead of the reduce-scatter's three"};
+  }
+  // Oversubscribed allreduce, small: gather-reduce has one phase (every rank stages its input,
+  // then reads all of them), reduce-scatter two (reduce a slice, gather the slices), and each
+  // phase waits for every rank to get a time slice; that costs more than reading the P - 1 other
+  // inputs while P x n stays small. cachecomm-bench coll on the 2-core EPYC VM, 2 runs, hot and
+  // cold, per call and back to back, gather-reduce / reduce-scatter: 4 ranks 4 KiB 0.63-0.74,
+  // 8 KiB 0.72-0.82, 16 KiB 0.88-1.08, 32 KiB 0.95-1.60; 8 ranks 4 KiB 0.72-0.90, 8 KiB 0.91-1.10,
+  // 16 KiB 1.04-1.48. 3 ranks on 2 cores, barely oversubscribed, were mixed (per call 1.08-1.15 at
+  // 4 KiB, back to back 0.66), so not there. More ranks: argued from P x n, not measured.
+  if (!rooted && node.oversubscribed && node.node_size >= 4 &&
+      input.bytes * static_cast<std::size_t>(node.node_size) <=
+          thresholds::oversubscribed_gather_allreduce_max_total) {
+    return {reduce_algorithm::gather_reduce,
+            "oversubscribed allreduce with ranks x bytes up to 64 KiB: one phase (every rank reads "
+            "every input) instead of reduce-scatter's two, each of which waits for every rank to "
+            "be scheduled"};
   }
   // At 2 ranks each on its own core: both ranks stage their input and reduce everything themselves
   // in one pipelined pass. The same line traffic between the cores as reduce-scatter, without its

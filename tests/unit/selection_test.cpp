@@ -47,6 +47,9 @@ constexpr node_case three{3, false, true, true};
 constexpr node_case eight{8, false, true, true};
 constexpr node_case nine{9, false, true, true};
 constexpr node_case nine_oversubscribed{9, true, true, true};
+constexpr node_case three_oversubscribed{3, true, true, true};
+constexpr node_case four_oversubscribed{4, true, true, true};
+constexpr node_case eight_oversubscribed{8, true, true, true};
 constexpr node_case one{1, false, false, false};
 
 struct broadcast_row {
@@ -126,7 +129,16 @@ TEST(selection, reduce_table) {
       {oversubscribed_limit + 1, pair_oversubscribed, true, reduce_algorithm::reduce_scatter},
       {oversubscribed_limit, pair_oversubscribed, false, reduce_algorithm::reduce_scatter},
       {small + 1, nine_oversubscribed, true, reduce_algorithm::slots},
-      {small + 1, nine_oversubscribed, false, reduce_algorithm::reduce_scatter},
+      // Oversubscribed allreduce from 4 ranks: gather-reduce while ranks x bytes <= 64 KiB.
+      {small + 1, nine_oversubscribed, false, reduce_algorithm::gather_reduce},
+      {7281, nine_oversubscribed, false, reduce_algorithm::gather_reduce},
+      {7282, nine_oversubscribed, false, reduce_algorithm::reduce_scatter},
+      {16 * KiB, four_oversubscribed, false, reduce_algorithm::gather_reduce},
+      {16 * KiB + 8, four_oversubscribed, false, reduce_algorithm::reduce_scatter},
+      {16 * KiB, four_oversubscribed, true, reduce_algorithm::slots},
+      {8 * KiB, eight_oversubscribed, false, reduce_algorithm::gather_reduce},
+      {8 * KiB + 8, eight_oversubscribed, false, reduce_algorithm::reduce_scatter},
+      {small + 1, three_oversubscribed, false, reduce_algorithm::reduce_scatter},
   };
   for (const auto& row : rows) {
     const auto chosen =
