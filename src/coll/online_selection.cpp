@@ -101,14 +101,15 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
 void online_selector::order_round(bucket_state& state) {
   state.position = 0;
   state.live = 0;
-  if (state.rechecking) {
-    state.order[state.live++] = state.chosen_index;
-    state.order[state.live++] = state.runner_up;
-  } else {
-    for (std::uint8_t i = 0; i < state.candidate_count; ++i)
-      if (!state.pruned[i]) state.order[state.live++] = i;
+  if (state.rechecking) {  // alternate which goes first: neither always follows the other
+    const bool odd = (state.round % 2U) != 0;
+    state.order[state.live++] = odd ? state.runner_up : state.chosen_index;
+    state.order[state.live++] = odd ? state.chosen_index : state.runner_up;
+    return;
   }
-  if (state.round == 0) return;  // the built-in choice (a re-check: the current one) first
+  for (std::uint8_t i = 0; i < state.candidate_count; ++i)
+    if (!state.pruned[i]) state.order[state.live++] = i;
+  if (state.round == 0) return;  // the built-in choice first
   // The same seed on every rank of every job: the schedule is the same everywhere.
   std::mt19937 shuffler(20261124U + state.round);
   std::shuffle(state.order.begin(), state.order.begin() + state.live, shuffler);
@@ -149,8 +150,11 @@ void online_selector::plan_recheck(bucket_state& state, tuned_op op) const {
   }
   if (best == max_candidates) return;  // nothing to compare with: never re-checked
   state.runner_up = static_cast<std::uint8_t>(best);
-  state.recheck_interval =
-      state.recheck_interval == 0 ? recheck_first_calls : state.recheck_interval * recheck_growth;
+  // Capped: after ~2^40 calls a re-check every 2^40 calls (the product would wrap after 2^61).
+  state.recheck_interval = state.recheck_interval == 0 ? recheck_first_calls
+                           : state.recheck_interval >= (std::uint64_t{1} << 40)
+                               ? state.recheck_interval
+                               : state.recheck_interval * recheck_growth;
   state.settled_calls = 0;
   state.recheck_at = state.recheck_interval;
 }

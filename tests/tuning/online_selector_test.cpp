@@ -213,7 +213,8 @@ TEST(OnlineSelector, ASettledBucketIsReCheckedRarelyAgainstTheRunnerUpOnly) {
   const std::vector<std::int8_t> recheck(driver.ran.end() - 6, driver.ran.end());
   EXPECT_EQ(std::count(recheck.begin(), recheck.end(), 2), 3) << "the choice, 3 calls";
   EXPECT_EQ(std::count(recheck.begin(), recheck.end(), mpi), 3) << "the runner-up, 3 calls";
-  EXPECT_EQ(recheck.front(), 2) << "the current choice first";
+  // Round 0 the current choice first, then alternating: neither always runs after the other.
+  EXPECT_EQ(recheck, (std::vector<std::int8_t>{2, mpi, mpi, 2, 2, mpi}));
   EXPECT_EQ(driver.ran.size(), 12U + 6U);
   EXPECT_EQ(driver.handshakes, handshakes + 2) << "one per candidate, after the last round";
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
@@ -266,6 +267,15 @@ TEST(OnlineSelector, AReductionIsNeverReCheckedAcrossTheSystemMpisCall) {
   ASSERT_EQ(on_mpi.selector.settled(on_mpi.op, on_mpi.bytes), mpi);
   EXPECT_EQ(on_mpi.selector.runner_up(on_mpi.op, on_mpi.bytes), tuning_choices::none);
   EXPECT_EQ(calls_until_recheck(on_mpi, 20000), 20000U);
+}
+
+TEST(OnlineSelector, ABucketWhoseOtherCandidatesWereAllPrunedIsNeverReChecked) {
+  bucket_driver driver;
+  driver.times = {{1, 100}, {2, 500}, {3, 900}, {mpi, 450}};  // all > 4x the rules' first call
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  ASSERT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+  EXPECT_EQ(driver.selector.runner_up(driver.op, driver.bytes), tuning_choices::none);
+  EXPECT_EQ(calls_until_recheck(driver, 20000), 20000U);
 }
 
 TEST(OnlineSelector, ReChecksOffKeepTheChoiceForever) {
