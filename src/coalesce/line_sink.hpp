@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cachecomm/error.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -31,20 +32,20 @@ class line_message {
       // Continues the previous record: its bytes are the last thing in the buffer.
       reserve_more(length);
       std::uint64_t previous = 0;
-      std::memcpy(&previous, m_buffer.data() + m_last_header + sizeof(std::uint64_t),
+      copy_memory(&previous, m_buffer.data() + m_last_header + sizeof(std::uint64_t),
                   sizeof previous);
       previous += length;
-      std::memcpy(m_buffer.data() + m_last_header + sizeof(std::uint64_t), &previous,
+      copy_memory(m_buffer.data() + m_last_header + sizeof(std::uint64_t), &previous,
                   sizeof previous);
     } else {
       reserve_more(record_header + length);
       const std::uint64_t header[2] = {offset, length};
       m_last_header = m_size;
-      std::memcpy(m_buffer.data() + m_size, header, record_header);
+      copy_memory(m_buffer.data() + m_size, header, record_header);
       m_size += record_header;
       ++m_records;
     }
-    std::memcpy(m_buffer.data() + m_size, data, length);
+    copy_memory(m_buffer.data() + m_size, data, length);
     m_size += length;
     m_payload_bytes += length;
     m_last_end = offset + length;
@@ -68,7 +69,7 @@ class line_message {
     while (position < message.size()) {
       std::uint64_t header[2] = {0, 0};
       if (message.size() - position < record_header) fail(source, "a record header is cut off");
-      std::memcpy(header, message.data() + position, record_header);
+      copy_memory(header, message.data() + position, record_header);
       position += record_header;
       const std::uint64_t offset = header[0];
       const std::uint64_t length = header[1];

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cachecomm/error.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -162,11 +163,11 @@ void line_store::write_piece(int target, std::uint64_t line, std::size_t first,
   std::uint64_t* mask = m_masks.data() + slot * m_mask_words;
   if (bytes == 64 && first == 0 && m_geometry.line_bytes == 64) {
     // The common case (a whole 64-byte line): fixed-size copy, one mask word.
-    std::memcpy(line_data, data, 64);
+    copy_memory(line_data, data, 64);
     mask[0] = ~std::uint64_t{0};
     return;
   }
-  std::memcpy(line_data + first, data, bytes);
+  copy_memory(line_data + first, data, bytes);
   set_mask_bits(mask, first, bytes);
 }
 

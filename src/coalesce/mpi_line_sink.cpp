@@ -7,6 +7,7 @@
 
 #include "cachecomm/error.hpp"
 #include "core/mpi_check.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -131,7 +132,7 @@ void mpi_line_sink::apply(std::span<const std::byte> message, int source) const 
   line_message::for_each_record(
       message, m_window.size(), source,
       [window](std::uint64_t offset, const std::byte* data, std::size_t length) {
-        std::memcpy(window + offset, data, length);
+        copy_memory(window + offset, data, length);
       });
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "coalesce/line_sink.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -22,7 +23,7 @@ class shm_line_sink final : public line_sink {
     line_message::for_each_record(
         message.bytes(), std::numeric_limits<std::size_t>::max() / 2, target,
         [window](std::uint64_t offset, const std::byte* data, std::size_t length) {
-          std::memcpy(window + offset, data, length);
+          copy_memory(window + offset, data, length);
         });
     message.clear();
   }

@@ -6,6 +6,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -21,7 +22,7 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
   auto* out = static_cast<std::byte*>(output);
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);
-  if (input != out + me * block_bytes) std::memcpy(out + me * block_bytes, input, block_bytes);
+  if (input != out + me * block_bytes) copy_memory(out + me * block_bytes, input, block_bytes);
   if (m_size == 1) return;
   const bool use_slots = block_bytes <= slot_payload;
   const std::size_t chunk =
@@ -32,7 +33,7 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
     const std::uint32_t step = begin_step();
     ensure_free(step, use_slots ? slot_depth(n) : 2);
     if (use_slots) {
-      std::memcpy(slot_data(m_rank, step, n), in + offset, n);
+      copy_memory(slot_data(m_rank, step, n), in + offset, n);
       post_slot(step, n);
     } else {
       copy_to_shared(region(step) + me * chunk, in + offset, n, m_tuning.streaming_stores);
@@ -48,7 +49,7 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
         wait_region(static_cast<int>(rank), step, "allgather (a rank's block)");
         source = region(step) + rank * chunk;
       }
-      std::memcpy(out + rank * block_bytes + offset, source, n);
+      copy_memory(out + rank * block_bytes + offset, source, n);
     }
     finish_step(step);
   }

@@ -7,6 +7,7 @@
 
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -40,7 +41,7 @@ void coll_engine::allgather_single_copy(const void* input, void* output, std::si
     if (error_number != 0) failed_rank = static_cast<int>(rank);
   }
   // Own block last: the others are pulling it meanwhile, and reading it here disturbs nothing.
-  if (input != out + me * block_bytes) std::memcpy(out + me * block_bytes, input, block_bytes);
+  if (input != out + me * block_bytes) copy_memory(out + me * block_bytes, input, block_bytes);
   finish_step(step);
   // The others read this rank's buffer: the caller may reuse it only once they all have.
   for (std::size_t rank = 0; rank < size; ++rank) {

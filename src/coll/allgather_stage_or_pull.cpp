@@ -15,6 +15,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -79,7 +80,7 @@ void coll_engine::allgather_stage_or_pull(const void* input, void* output,
     post_region(step);  // release: the chunk (or the address) is visible before `posted` says so
     if (!own_copied) {  // while the others read this rank's first chunk
       const auto start = clock::now();
-      std::memcpy(out + me * block_bytes, input, block_bytes);
+      copy_memory(out + me * block_bytes, input, block_bytes);
       local_time = clock::now() - start;
       own_copied = true;
     }
@@ -91,7 +92,7 @@ void coll_engine::allgather_stage_or_pull(const void* input, void* output,
           block_word(m_address[rank], step).load(std::memory_order_relaxed);
       std::byte* into = out + rank * block_bytes + offset;
       if (source == 0) {
-        std::memcpy(into, region(step) + rank * chunk, n);
+        copy_memory(into, region(step) + rank * chunk, n);
       } else if (error_number == 0) {  // after a failed pull, this rank only takes its steps
         error_number = m_cross->copy_from(static_cast<int>(rank), into, source + offset, n);
         if (error_number != 0) failed_rank = static_cast<int>(rank);

@@ -10,6 +10,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -26,7 +27,7 @@ std::size_t part_of(std::size_t bytes, std::size_t offset, std::size_t chunk) {
 
 void copy_own(const vector_call& call, std::size_t me) {
   auto* own = static_cast<std::byte*>(call.output) + call.offsets[me];
-  if (call.bytes[me] != 0 && call.input != own) std::memcpy(own, call.input, call.bytes[me]);
+  if (call.bytes[me] != 0 && call.input != own) copy_memory(own, call.input, call.bytes[me]);
 }
 
 }  // namespace
@@ -62,7 +63,7 @@ void coll_engine::allgatherv_central(const vector_call& call) {
     const std::uint32_t step = begin_step();
     ensure_free(step, use_slots ? slot_depth(agreed) : 2);
     if (use_slots) {
-      if (mine != 0) std::memcpy(slot_data(m_rank, step, agreed), in + offset, mine);
+      if (mine != 0) copy_memory(slot_data(m_rank, step, agreed), in + offset, mine);
       post_slot(step, agreed);
     } else {
       if (mine != 0)
@@ -80,7 +81,7 @@ void coll_engine::allgatherv_central(const vector_call& call) {
         source = region(step) + rank * chunk;
       }
       const std::size_t n = part_of(call.bytes[rank], offset, chunk);
-      if (n != 0) std::memcpy(out + call.offsets[rank] + offset, source, n);
+      if (n != 0) copy_memory(out + call.offsets[rank] + offset, source, n);
     }
     finish_step(step);
   }

@@ -8,6 +8,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -16,7 +17,7 @@ void coll_engine::alltoall(const void* input, void* output, std::size_t block_by
   const alltoall_entry& entry = entry_of(algorithm);  // refuses `automatic` before any early exit
   if (block_bytes == 0) return;
   if (m_size == 1) {
-    if (input != output) std::memcpy(output, input, block_bytes);
+    if (input != output) copy_memory(output, input, block_bytes);
     return;
   }
   begin_call(call_kind::alltoall, block_bytes, datatype::byte, 0xffU);
@@ -28,18 +29,18 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
   auto* out = static_cast<std::byte*>(output);
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);
-  std::memcpy(out + me * block_bytes, in + me * block_bytes, block_bytes);
+  copy_memory(out + me * block_bytes, in + me * block_bytes, block_bytes);
   const std::size_t total = block_bytes * size;
   if (total <= slot_payload) {
     // All of a rank's blocks in its one slot; each reader takes its block from every slot.
     const std::uint32_t step = begin_step();
     ensure_free(step, slot_depth(total));
-    std::memcpy(slot_data(m_rank, step, total), in, total);
+    copy_memory(slot_data(m_rank, step, total), in, total);
     post_slot(step, total);
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_slot(static_cast<int>(rank), step, total, "alltoall (a rank's slot)");
-      std::memcpy(out + rank * block_bytes,
+      copy_memory(out + rank * block_bytes,
                   slot_data(static_cast<int>(rank), step, total) + me * block_bytes, block_bytes);
     }
     finish_step(step);
@@ -63,7 +64,7 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_region(static_cast<int>(rank), step, "alltoall (a rank's blocks)");
-      std::memcpy(out + rank * block_bytes + offset, region(step) + (rank * size + me) * chunk, n);
+      copy_memory(out + rank * block_bytes + offset, region(step) + (rank * size + me) * chunk, n);
     }
     finish_step(step);
   }
@@ -86,7 +87,7 @@ void coll_engine::alltoall_single_copy(const void* input, void* output, std::siz
                                       address + me * block_bytes, block_bytes);
     if (error_number != 0) failed_rank = static_cast<int>(rank);
   }
-  std::memcpy(out + me * block_bytes, static_cast<const std::byte*>(input) + me * block_bytes,
+  copy_memory(out + me * block_bytes, static_cast<const std::byte*>(input) + me * block_bytes,
               block_bytes);
   finish_step(step);
   wait_readers(step, "alltoall (a single-copy reader)");

@@ -18,6 +18,7 @@
 #include "coll/mismatch_error.hpp"
 #include "coll/selection.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -37,11 +38,11 @@ std::size_t largest_header_bytes(std::size_t ranks) {
 
 std::uint64_t word(const std::byte* slot, std::size_t index) {
   std::uint64_t value = 0;
-  std::memcpy(&value, slot + index * 8, 8);
+  copy_memory(&value, slot + index * 8, 8);
   return value;
 }
 void put_word(std::byte* slot, std::size_t index, std::uint64_t value) {
-  std::memcpy(slot + index * 8, &value, 8);
+  copy_memory(slot + index * 8, &value, 8);
 }
 
 // Pulling costs a system call per block, more than the copy it saves for small blocks
@@ -63,7 +64,7 @@ void coll_engine::alltoallv(const exchange_call& call, alltoallv_algorithm algor
     const std::size_t n = std::min(call.send_bytes[0], call.receive_bytes[0]);
     const auto* from = static_cast<const std::byte*>(call.input) + call.send_offsets[0];
     auto* to = static_cast<std::byte*>(call.output) + call.receive_offsets[0];
-    if (n != 0 && from != to) std::memcpy(to, from, n);
+    if (n != 0 && from != to) copy_memory(to, from, n);
     if (call.send_bytes[0] != call.receive_bytes[0]) {
       throw mismatch_error("cachecomm: alltoallv: this rank sends itself " +
                                std::to_string(call.send_bytes[0]) + " bytes but receives " +
@@ -110,16 +111,16 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
   ensure_free(step, slot_depth(own_place == blocks_at::large_slot ? slot_payload : header_slot));
   std::byte* header = slot_data(m_rank, step, header_slot);
   put_word(header, 0, static_cast<std::uint64_t>(own_place));
-  std::memcpy(header + 8, call.send_bytes, size * 8);
+  copy_memory(header + 8, call.send_bytes, size * 8);
   if (own_place == blocks_at::buffer) {
     put_word(header, 1 + size, reinterpret_cast<std::uintptr_t>(in));
-    std::memcpy(header + counts + 8, call.send_offsets, size * 8);
+    copy_memory(header + counts + 8, call.send_offsets, size * 8);
   } else {
     std::byte* at = own_place == blocks_at::header_slot ? header + counts
                                                         : slot_data(m_rank, step, slot_payload);
     for (std::size_t r = 0; r < size; ++r) {
       if (r == me || call.send_bytes[r] == 0) continue;
-      std::memcpy(at, in + call.send_offsets[r], call.send_bytes[r]);
+      copy_memory(at, in + call.send_offsets[r], call.send_bytes[r]);
       at += call.send_bytes[r];
     }
   }
@@ -137,7 +138,7 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
   };
   const std::size_t own = taken_from(me, call.send_bytes[me]);
   if (own != 0 && in + call.send_offsets[me] != out + call.receive_offsets[me])
-    std::memcpy(out + call.receive_offsets[me], in + call.send_offsets[me], own);
+    copy_memory(out + call.receive_offsets[me], in + call.send_offsets[me], own);
 
   // Every header: the blocks meant for this rank that came in a slot, and the largest block that
   // did not (the same on every rank: all read all counts).
@@ -163,7 +164,7 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
       std::size_t at = 0;
       for (std::size_t r = 0; r < me; ++r)
         if (r != rank) at += word(slot, 1 + r);
-      std::memcpy(out + call.receive_offsets[rank], blocks + at, taken);
+      copy_memory(out + call.receive_offsets[rank], blocks + at, taken);
     }
   }
   const bool own_inline = own_place != blocks_at::buffer;
@@ -214,7 +215,7 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
         wait_region(static_cast<int>(rank), data_step, "alltoallv (a rank's blocks)");
         const std::size_t taken = std::min<std::size_t>(peer[0], call.receive_bytes[rank]);
         if (taken > offset) {
-          std::memcpy(out + call.receive_offsets[rank] + offset,
+          copy_memory(out + call.receive_offsets[rank] + offset,
                       region(data_step) + (rank * size + me) * chunk,
                       std::min(chunk, taken - offset));
         }

@@ -7,6 +7,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -24,12 +25,12 @@ void coll_engine::broadcast_slots(void* buffer, std::size_t bytes, int root) {
     const std::uint32_t step = begin_step();
     if (m_rank == root) {
       ensure_free(step, slot_depth(n));
-      std::memcpy(slot_data(m_rank, step, n), data + offset, n);
+      copy_memory(slot_data(m_rank, step, n), data + offset, n);
       post_slot(step, n);
     } else {
       const bool root_ahead = slot_posted(root, step, n);
       wait_slot(root, step, n, "broadcast (root's slot)");
-      std::memcpy(data + offset, slot_data(root, step, n), n);
+      copy_memory(data + offset, slot_data(root, step, n), n);
       if (root_ahead) prefetch_next_slot(root, step, n);
     }
     finish_step(step);
@@ -50,16 +51,16 @@ void coll_engine::broadcast_tree(void* buffer, std::size_t bytes, int root) {
     const std::uint32_t step = begin_step();
     if (parent < 0) {
       ensure_free(step, slot_depth(n));
-      std::memcpy(slot_data(m_rank, step, n), data + offset, n);
+      copy_memory(slot_data(m_rank, step, n), data + offset, n);
       post_slot(step, n);
     } else {
       wait_slot(parent, step, n, "broadcast (parent's slot in the tree)");
       if (has_children) {
         ensure_free(step, slot_depth(n));
-        std::memcpy(slot_data(m_rank, step, n), slot_data(parent, step, n), n);
+        copy_memory(slot_data(m_rank, step, n), slot_data(parent, step, n), n);
         post_slot(step, n);
       }
-      std::memcpy(data + offset, slot_data(parent, step, n), n);
+      copy_memory(data + offset, slot_data(parent, step, n), n);
     }
     finish_step(step);
   }
@@ -80,7 +81,7 @@ void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, st
       post_region(step);
     } else {
       wait_region(root, step, "broadcast (root's data region)");
-      std::memcpy(data + offset, region(step), n);
+      copy_memory(data + offset, region(step), n);
     }
     finish_step(step);
   }

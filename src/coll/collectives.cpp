@@ -21,6 +21,7 @@
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm {
 
@@ -675,7 +676,8 @@ void allgather(comm& c, const void* send, void* receive, std::size_t count_per_r
           static_cast<std::size_t>(
               displacements[static_cast<std::size_t>(impl.topology().node_id(rank))]) +
           static_cast<std::size_t>(impl.topology().node_rank_of(rank)) * block;
-      std::memcpy(out + static_cast<std::size_t>(rank) * block, everything.data() + source, block);
+      detail::copy_memory(out + static_cast<std::size_t>(rank) * block, everything.data() + source,
+                          block);
     }
   }
   engine.broadcast(receive, total, 0, resolve(c, engine, broadcast_algorithm::automatic, total));

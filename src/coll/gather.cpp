@@ -7,6 +7,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -15,7 +16,7 @@ void coll_engine::gather(const void* input, void* output, std::size_t block_byte
   const gather_entry& entry = entry_of(algorithm);  // refuses `automatic` before any early exit
   if (block_bytes == 0) return;
   if (m_size == 1) {
-    if (input != output) std::memcpy(output, input, block_bytes);
+    if (input != output) copy_memory(output, input, block_bytes);
     return;
   }
   begin_call(call_kind::gather, block_bytes, datatype::byte, 0xffU, root);
@@ -30,7 +31,7 @@ void coll_engine::gather_central(const void* input, void* output, std::size_t bl
   const auto size = static_cast<std::size_t>(m_size);
   const bool is_root = m_rank == root;
   if (is_root && input != out + me * block_bytes) {
-    std::memcpy(out + me * block_bytes, input, block_bytes);
+    copy_memory(out + me * block_bytes, input, block_bytes);
   }
   const bool use_slots = block_bytes <= slot_payload;
   const std::size_t chunk =
@@ -42,7 +43,7 @@ void coll_engine::gather_central(const void* input, void* output, std::size_t bl
       // A sender reads nothing: it posts its part and goes on (up to a ring of steps ahead).
       ensure_free(step, use_slots ? slot_depth(n) : 2);
       if (use_slots) {
-        std::memcpy(slot_data(m_rank, step, n), in + offset, n);
+        copy_memory(slot_data(m_rank, step, n), in + offset, n);
         post_slot(step, n);
       } else {
         copy_to_shared(region(step) + me * chunk, in + offset, n, m_tuning.streaming_stores);
@@ -61,7 +62,7 @@ void coll_engine::gather_central(const void* input, void* output, std::size_t bl
         wait_region(static_cast<int>(rank), step, "gather (a rank's block)");
         source = region(step) + rank * chunk;
       }
-      std::memcpy(out + rank * block_bytes + offset, source, n);
+      copy_memory(out + rank * block_bytes + offset, source, n);
     }
     finish_step(step);
   }
@@ -91,7 +92,7 @@ void coll_engine::gather_single_copy(const void* input, void* output, std::size_
         m_cross->copy_from(static_cast<int>(rank), out + rank * block_bytes, address, block_bytes);
     if (error_number != 0) failed_rank = static_cast<int>(rank);
   }
-  if (input != out + me * block_bytes) std::memcpy(out + me * block_bytes, input, block_bytes);
+  if (input != out + me * block_bytes) copy_memory(out + me * block_bytes, input, block_bytes);
   finish_step(step);
   if (error_number != 0) {
     throw cross_memory_failure("single-copy gather", false, failed_rank, error_number);

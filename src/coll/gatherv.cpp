@@ -20,6 +20,7 @@
 #include "coll/coll_engine.hpp"
 #include "coll/mismatch_error.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -31,11 +32,11 @@ constexpr std::size_t inline_bytes = coll_engine::slot_payload - header_words * 
 
 std::uint64_t word(const std::byte* slot, std::size_t index) {
   std::uint64_t value = 0;
-  std::memcpy(&value, slot + index * 8, 8);
+  copy_memory(&value, slot + index * 8, 8);
   return value;
 }
 void put_word(std::byte* slot, std::size_t index, std::uint64_t value) {
-  std::memcpy(slot + index * 8, &value, 8);
+  copy_memory(slot + index * 8, &value, 8);
 }
 
 /// The bytes a rank's block moves outside the first slot (0: it went in the slot, or the two sides
@@ -51,7 +52,7 @@ void coll_engine::gatherv(const vector_call& call, gatherv_algorithm algorithm) 
   if (m_size == 1) {
     const std::size_t n = std::min(call.own_bytes, call.bytes[0]);
     auto* own = static_cast<std::byte*>(call.output) + call.offsets[0];
-    if (n != 0 && call.input != own) std::memcpy(own, call.input, n);
+    if (n != 0 && call.input != own) copy_memory(own, call.input, n);
     if (call.own_bytes != call.bytes[0]) {
       throw mismatch_error("cachecomm: gatherv: the root sends " + std::to_string(call.own_bytes) +
                                " bytes but its counts give it " + std::to_string(call.bytes[0]),
@@ -102,11 +103,11 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
         if (r != me) largest = std::max(largest, call.bytes[r]);
       }
       put_word(own_slot, 0, largest);
-      std::memcpy(own_slot + 8, call.bytes, size * 8);
+      copy_memory(own_slot + 8, call.bytes, size * 8);
       post_slot(step, slot_payload);
     }
     const std::size_t own = std::min(call.own_bytes, call.bytes[me]);
-    if (own != 0 && in != out + call.offsets[me]) std::memcpy(out + call.offsets[me], in, own);
+    if (own != 0 && in != out + call.offsets[me]) copy_memory(out + call.offsets[me], in, own);
     if (call.own_bytes != call.bytes[me]) disagree(me, call.own_bytes, call.bytes[me]);
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
@@ -119,7 +120,7 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
       if (sent != wanted) disagree(rank, sent, wanted);
       if (wanted <= inline_bytes) {
         const std::size_t n = sent <= inline_bytes ? std::min(sent, wanted) : 0;
-        if (n != 0) std::memcpy(into, slot + header_words * 8, n);
+        if (n != 0) copy_memory(into, slot + header_words * 8, n);
       } else if (single_copy && error_number == 0 && large_part(sent, wanted) != 0) {
         error_number = m_cross->copy_from(static_cast<int>(rank), into, word(slot, 1),
                                           large_part(sent, wanted));
@@ -132,7 +133,7 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
     put_word(own_slot, 0, call.own_bytes);
     put_word(own_slot, 1, reinterpret_cast<std::uintptr_t>(call.input));
     if (call.own_bytes <= inline_bytes && call.own_bytes != 0)
-      std::memcpy(own_slot + header_words * 8, in, call.own_bytes);
+      copy_memory(own_slot + header_words * 8, in, call.own_bytes);
     post_slot(step, slot_payload);
     if (!single_copy) {
       wait_slot(call.root, step, slot_payload, "gatherv (the root's counts)");
@@ -168,7 +169,7 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
           const std::size_t moved = large_part(m_addresses[rank], call.bytes[rank]);
           if (moved <= offset) continue;
           wait_region(static_cast<int>(rank), data_step, "gatherv (a rank's block)");
-          std::memcpy(out + call.offsets[rank] + offset, region(data_step) + rank * chunk,
+          copy_memory(out + call.offsets[rank] + offset, region(data_step) + rank * chunk,
                       std::min(chunk, moved - offset));
         }
       }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "shm/cache_line.hpp"
+#include "shm/memory_copy.hpp"
 #include "sync/waiter.hpp"
 
 namespace cachecomm::detail {
@@ -108,7 +109,7 @@ void nonblocking_channel::copy_contribution(std::byte* into, std::size_t span,
     return;
   }
   const std::size_t copied = std::min(own_span, span);
-  std::memcpy(into, call.send, copied);
+  copy_memory(into, call.send, copied);
   // A short contribution (erroneous program) leaves no stale bytes behind.
   if (copied < span) std::memset(into + copied, 0, span - copied);
 }
@@ -125,7 +126,7 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
       // The root puts block r straight into rank r's slot: a block per slot, as gather's.
       if (call.root == m_rank && call.send != nullptr) {
         for (int rank = 0; rank < m_size; ++rank) {
-          std::memcpy(payload(rank, sequence),
+          copy_memory(payload(rank, sequence),
                       static_cast<const std::byte*>(call.send) +
                           static_cast<std::size_t>(rank) * call.bytes,
                       call.bytes);

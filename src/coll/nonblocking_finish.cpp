@@ -6,6 +6,7 @@
 
 #include "coll/nonblocking_channel.hpp"
 #include "coll/reduce_kernels.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -35,12 +36,12 @@ int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& 
     case nonblocking_kind::barrier: (void)all_checked(m_size); break;
     case nonblocking_kind::bcast:
       if (checked(call.root) && call.root != m_rank)
-        std::memcpy(call.recv, payload(call.root, sequence), call.bytes);
+        copy_memory(call.recv, payload(call.root, sequence), call.bytes);
       break;
     case nonblocking_kind::scatter:
       // The root's own block too (unless in place: recv is null there).
       if (checked(call.root) && call.recv != nullptr)
-        std::memcpy(call.recv, payload(m_rank, sequence), call.bytes);
+        copy_memory(call.recv, payload(m_rank, sequence), call.bytes);
       break;
     case nonblocking_kind::reduce:
     case nonblocking_kind::allreduce:
@@ -69,14 +70,14 @@ int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& 
     case nonblocking_kind::allgather:
       for (int rank = 0; rank < m_size; ++rank) {
         if (!checked(rank)) continue;
-        std::memcpy(out + static_cast<std::size_t>(rank) * call.bytes, payload(rank, sequence),
+        copy_memory(out + static_cast<std::size_t>(rank) * call.bytes, payload(rank, sequence),
                     call.bytes);
       }
       break;
     case nonblocking_kind::alltoall:
       for (int rank = 0; rank < m_size; ++rank) {
         if (!checked(rank)) continue;
-        std::memcpy(out + static_cast<std::size_t>(rank) * call.bytes,
+        copy_memory(out + static_cast<std::size_t>(rank) * call.bytes,
                     payload(rank, sequence) + mine, call.bytes);
       }
       break;

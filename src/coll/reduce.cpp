@@ -7,6 +7,7 @@
 #include "coll/coll_engine.hpp"
 #include "coll/reduce_kernels.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -15,7 +16,7 @@ void coll_engine::reduce(const void* input, void* output, std::size_t count, dat
   if (count == 0) return;
   const bool receiver = root < 0 || root == m_rank;
   if (m_size == 1) {
-    if (receiver && input != output) std::memcpy(output, input, count * size_of(type));
+    if (receiver && input != output) copy_memory(output, input, count * size_of(type));
     return;
   }
   begin_call(call_kind::reduce, count * size_of(type), type, static_cast<std::uint32_t>(op),
@@ -34,7 +35,7 @@ void coll_engine::reduce_slots(const void* input, void* output, std::size_t coun
     const std::size_t n = std::min(per_slot, count - first);
     const std::uint32_t step = begin_step();
     ensure_free(step, slot_depth(n * element));
-    std::memcpy(slot_data(m_rank, step, n * element), in + first * element, n * element);
+    copy_memory(slot_data(m_rank, step, n * element), in + first * element, n * element);
     store_slot(step, n * element);
     if (!receiver) wake_slot(step, n * element);
     if (receiver) {
@@ -143,7 +144,7 @@ void coll_engine::reduce_scatter(const void* input, void* output, std::size_t co
         wait_region(static_cast<int>(rank), reduced, "reduce (a rank's reduced slice)");
         const std::size_t slice_start = slice_begin(rank);
         const std::size_t slice_end = slice_begin(rank + 1);
-        std::memcpy(out_chunk + slice_start * element, result + slice_start * element,
+        copy_memory(out_chunk + slice_start * element, result + slice_start * element,
                     (slice_end - slice_start) * element);
       }
     }

@@ -11,6 +11,7 @@
 #include "coll/coll_engine.hpp"
 #include "coll/reduce_kernels.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -37,7 +38,7 @@ void coll_engine::reduce_scatter_block(const void* input, void* output, std::siz
   const std::size_t block = count * size_of(type);
   const auto me = static_cast<std::size_t>(m_rank);
   if (m_size == 1) {
-    if (input != output) std::memcpy(output, input, block);
+    if (input != output) copy_memory(output, input, block);
     return;
   }
   begin_call(call_kind::reduce_scatter, block, type, static_cast<std::uint32_t>(op));
@@ -83,7 +84,7 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
     // Every input whole in its owner's slot; each rank reads its block from all of them.
     const std::uint32_t step = begin_step();
     ensure_free(step, slot_depth(total));
-    if (total != 0) std::memcpy(slot_data(m_rank, step, total), in, total);
+    if (total != 0) copy_memory(slot_data(m_rank, step, total), in, total);
     // As allreduce's slots: the slot by a release store, the others' slots read, then one fence
     // for the slot's wake and `done` (reduce_slots).
     store_slot(step, total);

@@ -12,6 +12,7 @@
 #include "coll/coll_engine.hpp"
 #include "coll/reduce_kernels.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -136,7 +137,7 @@ void coll_engine::reduce_split(const void* input, void* output, std::size_t coun
         const std::size_t begin = slice_begin(chunk, rank);
         const std::size_t end = slice_begin(chunk, rank + 1);
         if (end > begin) {
-          std::memcpy(out + (chunk * chunk_elements + begin) * element, area(rank, reduced),
+          copy_memory(out + (chunk * chunk_elements + begin) * element, area(rank, reduced),
                       (end - begin) * element);
         }
       }

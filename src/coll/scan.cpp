@@ -8,6 +8,7 @@
 #include "coll/coll_engine.hpp"
 #include "coll/reduce_kernels.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -19,7 +20,7 @@ void coll_engine::scan(const void* input, void* output, std::size_t count, datat
   const auto* in = static_cast<const std::byte*>(input);
   auto* out = static_cast<std::byte*>(output);
   if (m_size == 1) {
-    if (!exclusive && input != output) std::memcpy(output, input, bytes);
+    if (!exclusive && input != output) copy_memory(output, input, bytes);
     return;
   }
   begin_call(call_kind::scan, bytes, type, static_cast<std::uint32_t>(op));
@@ -39,7 +40,7 @@ void coll_engine::scan(const void* input, void* output, std::size_t count, datat
     if (posts) {
       ensure_free(step, use_slots ? slot_depth(n_bytes) : 2);
       if (use_slots) {
-        std::memcpy(slot_data(m_rank, step, n_bytes), own, n_bytes);
+        copy_memory(slot_data(m_rank, step, n_bytes), own, n_bytes);
         post_slot(step, n_bytes);
       } else {
         copy_to_shared(region(step) + static_cast<std::size_t>(m_rank) * chunk_bytes, own, n_bytes,

@@ -8,6 +8,7 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -16,7 +17,7 @@ void coll_engine::scatter(const void* input, void* output, std::size_t block_byt
   const scatter_entry& entry = entry_of(algorithm);  // refuses `automatic` before any early exit
   if (block_bytes == 0) return;
   if (m_size == 1) {
-    if (output != nullptr && input != output) std::memcpy(output, input, block_bytes);
+    if (output != nullptr && input != output) copy_memory(output, input, block_bytes);
     return;
   }
   begin_call(call_kind::scatter, block_bytes, datatype::byte, 0xffU, root);
@@ -32,7 +33,7 @@ void coll_engine::scatter_central(const void* input, void* output, std::size_t b
   const bool is_root = m_rank == root;
   if (is_root) {
     const std::byte* own = in + me * block_bytes;
-    if (out != nullptr && out != own) std::memcpy(out, own, block_bytes);
+    if (out != nullptr && out != own) copy_memory(out, own, block_bytes);
   }
   const std::size_t total = block_bytes * size;
   if (total <= slot_payload) {
@@ -40,11 +41,11 @@ void coll_engine::scatter_central(const void* input, void* output, std::size_t b
     const std::uint32_t step = begin_step();
     if (is_root) {
       ensure_free(step, slot_depth(total));
-      std::memcpy(slot_data(m_rank, step, total), in, total);
+      copy_memory(slot_data(m_rank, step, total), in, total);
       post_slot(step, total);
     } else {
       wait_slot(root, step, total, "scatter (the root's slot)");
-      std::memcpy(out, slot_data(root, step, total) + me * block_bytes, block_bytes);
+      copy_memory(out, slot_data(root, step, total) + me * block_bytes, block_bytes);
     }
     finish_step(step);
     return;
@@ -64,7 +65,7 @@ void coll_engine::scatter_central(const void* input, void* output, std::size_t b
       post_region(step);
     } else {
       wait_region(root, step, "scatter (the root's blocks)");
-      std::memcpy(out + offset, region(step) + me * chunk, n);
+      copy_memory(out + offset, region(step) + me * chunk, n);
     }
     finish_step(step);
   }
@@ -77,7 +78,7 @@ void coll_engine::scatter_single_copy(const void* input, void* output, std::size
   if (m_rank == root) {
     publish_address(step, input);
     const auto* own = static_cast<const std::byte*>(input) + me * block_bytes;
-    if (output != nullptr && output != own) std::memcpy(output, own, block_bytes);
+    if (output != nullptr && output != own) copy_memory(output, own, block_bytes);
     finish_step(step);
     wait_readers(step, "scatter (a rank reading its block from the root)");
     return;

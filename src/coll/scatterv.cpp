@@ -14,6 +14,7 @@
 #include "coll/coll_engine.hpp"
 #include "coll/mismatch_error.hpp"
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -37,11 +38,11 @@ std::size_t header_bytes(std::size_t ranks) {
 
 std::uint64_t word(const std::byte* slot, std::size_t index) {
   std::uint64_t value = 0;
-  std::memcpy(&value, slot + index * 8, 8);
+  copy_memory(&value, slot + index * 8, 8);
   return value;
 }
 void put_word(std::byte* slot, std::size_t index, std::uint64_t value) {
-  std::memcpy(slot + index * 8, &value, 8);
+  copy_memory(slot + index * 8, &value, 8);
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ void coll_engine::scatterv(const vector_call& call, scatterv_algorithm algorithm
   if (m_size == 1) {
     const std::size_t n = std::min(call.own_bytes, call.bytes[0]);
     const auto* own = static_cast<const std::byte*>(call.input) + call.offsets[0];
-    if (n != 0 && call.output != nullptr && call.output != own) std::memcpy(call.output, own, n);
+    if (n != 0 && call.output != nullptr && call.output != own) copy_memory(call.output, own, n);
     if (call.output != nullptr && call.own_bytes != call.bytes[0]) {
       throw mismatch_error("cachecomm: scatterv: the root receives " +
                                std::to_string(call.own_bytes) + " bytes but its counts give it " +
@@ -94,22 +95,22 @@ void coll_engine::scatterv(const vector_call& call, bool pull_large) {
     put_word(slot, 0, largest);
     put_word(slot, 1, static_cast<std::uint64_t>(path));
     put_word(slot, 2, reinterpret_cast<std::uintptr_t>(in));
-    std::memcpy(slot + fixed_words * 8, call.bytes, size * 8);
+    copy_memory(slot + fixed_words * 8, call.bytes, size * 8);
     if (path == scatterv_path::in_slot) {
       std::byte* at = slot + inline_header_bytes(size);
       for (std::size_t r = 0; r < size; ++r) {
         if (r == me || call.bytes[r] == 0) continue;
-        std::memcpy(at, in + call.offsets[r], call.bytes[r]);
+        copy_memory(at, in + call.offsets[r], call.bytes[r]);
         at += call.bytes[r];
       }
     } else {
-      std::memcpy(slot + (fixed_words + size) * 8, call.offsets, size * 8);
+      copy_memory(slot + (fixed_words + size) * 8, call.offsets, size * 8);
     }
     post_slot(step, slot_payload);
     const std::size_t own = std::min(call.own_bytes, call.bytes[me]);
     const std::byte* own_block = in + call.offsets[me];
     if (call.output != nullptr && own != 0 && call.output != own_block)
-      std::memcpy(call.output, own_block, own);
+      copy_memory(call.output, own_block, own);
     finish_step(step);
     if (path == scatterv_path::pull) wait_readers(step, "scatterv (a rank pulling its block)");
   }
@@ -129,7 +130,7 @@ void coll_engine::scatterv(const vector_call& call, bool pull_large) {
       std::size_t at = inline_header_bytes(size);
       for (std::size_t r = 0; r < me; ++r)
         if (r != static_cast<std::size_t>(call.root)) at += word(slot, fixed_words + r);
-      if (taken != 0) std::memcpy(out, slot + at, taken);
+      if (taken != 0) copy_memory(out, slot + at, taken);
     } else if (path == scatterv_path::pull && taken != 0) {
       const std::uint64_t address = word(slot, 2) + word(slot, fixed_words + size + me);
       error_number = m_cross->copy_from(call.root, out, address, taken);
@@ -153,7 +154,7 @@ void coll_engine::scatterv(const vector_call& call, bool pull_large) {
       } else if (expected > offset) {
         wait_region(call.root, data_step, "scatterv (the root's blocks)");
         if (taken > offset) {
-          std::memcpy(static_cast<std::byte*>(call.output) + offset, region(data_step) + me * chunk,
+          copy_memory(static_cast<std::byte*>(call.output) + offset, region(data_step) + me * chunk,
                       std::min(chunk, taken - offset));
         }
       }

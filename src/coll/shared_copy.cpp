@@ -1,4 +1,5 @@
 #include "coll/shared_copy.hpp"
+#include "shm/memory_copy.hpp"
 
 #include <cpuid.h>
 #include <immintrin.h>
@@ -14,7 +15,7 @@ bool streaming_stores_pay_off() {
   unsigned int vendor[3] = {0, 0, 0};
   if (__get_cpuid(0, &highest, &vendor[0], &vendor[2], &vendor[1]) == 0) return false;
   char name[13] = {};
-  std::memcpy(name, vendor, sizeof vendor);
+  copy_memory(name, vendor, sizeof vendor);
   return std::strcmp(name, "AuthenticAMD") == 0;
 }
 
@@ -24,7 +25,7 @@ void stream_to_shared(void* destination, const void* source, std::size_t bytes) 
   // Streaming stores need an aligned destination: the head up to the next line goes by memcpy.
   const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(out) % 64;
   const std::size_t head = std::min(bytes, misalignment == 0 ? 0 : 64 - misalignment);
-  std::memcpy(out, in, head);
+  copy_memory(out, in, head);
   std::size_t done = head;
   for (; done + 64 <= bytes; done += 64) {
 #if defined(__AVX512F__)
@@ -42,12 +43,12 @@ void stream_to_shared(void* destination, const void* source, std::size_t bytes) 
     }
 #endif
   }
-  std::memcpy(out + done, in + done, bytes - done);
+  copy_memory(out + done, in + done, bytes - done);
 }
 
 void copy_to_shared(void* destination, const void* source, std::size_t bytes, bool streaming) {
   if (!streaming || bytes < streaming_copy_min_bytes) {
-    std::memcpy(destination, source, bytes);
+    copy_memory(destination, source, bytes);
     return;
   }
   stream_to_shared(destination, source, bytes);

@@ -21,6 +21,7 @@
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm {
 
@@ -385,7 +386,7 @@ void allgatherv(comm& c, const void* send, std::size_t send_count, void* receive
       end = std::max(end, layout.offsets[r] + layout.bytes[r]);
     scratch.resize(end);
     if (send == in_place) {
-      std::memcpy(scratch.data() + layout.offsets[me], input, std::min(own, expected));
+      detail::copy_memory(scratch.data() + layout.offsets[me], input, std::min(own, expected));
       input = scratch.data() + layout.offsets[me];
     }
     output = scratch.data();

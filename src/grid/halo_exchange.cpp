@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "grid/halo_plan.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm {
 
@@ -55,9 +56,9 @@ void for_each_cell(const box3& b, Visit&& visit) {
 
 inline void copy_element(std::byte* to, const std::byte* from, std::size_t bytes) {
   switch (bytes) {
-    case 8: std::memcpy(to, from, 8); break;
-    case 4: std::memcpy(to, from, 4); break;
-    default: std::memcpy(to, from, bytes);
+    case 8: copy_memory(to, from, 8); break;
+    case 4: copy_memory(to, from, 4); break;
+    default: copy_memory(to, from, bytes);
   }
 }
 
@@ -75,7 +76,7 @@ void copy_box(const std::byte* from, const field_layout& from_layout, const box3
       const std::size_t to_row =
           to_layout.part(0, to_box.low[0] + i) + to_layout.part(1, to_box.low[1] + j);
       if (rows) {
-        std::memcpy(to + (to_row + to_layout.part(2, to_box.low[2])) * element,
+        copy_memory(to + (to_row + to_layout.part(2, to_box.low[2])) * element,
                     from + (from_row + from_layout.part(2, from_box.low[2])) * element,
                     static_cast<std::size_t>(run) * element);
         continue;
@@ -341,7 +342,7 @@ class halo_engine {
         out += element;
         if (m_checked) {
           halo_origin origin = origin_of(send, i, j, k);
-          std::memcpy(out, &origin, sizeof origin);
+          copy_memory(out, &origin, sizeof origin);
           out += sizeof origin;
         }
       });
@@ -357,7 +358,7 @@ class halo_engine {
       for_each_cell(receive.destination, [&](long i, long j, long k) {
         if (m_checked) {
           halo_origin origin;
-          std::memcpy(&origin, in + element, sizeof origin);
+          copy_memory(&origin, in + element, sizeof origin);
           verify(receive, field, origin, i, j, k);
         }
         copy_element(data + layout.offset(i, j, k) * element, in, element);

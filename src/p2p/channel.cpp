@@ -10,6 +10,7 @@
 #include "core/mpi_check.hpp"
 #include "p2p/channel_impl.hpp"
 #include "p2p/copy.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm {
 
@@ -139,7 +140,7 @@ void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_byte
   slot_header& header = link.out.header(link.produced);
   // Empty messages may come with a null buffer, which memcpy must never see, even for 0 bytes.
   if (chunk != 0) {
-    std::memcpy(kind == slot_single_copy || message_bytes <= ring_inline_bytes
+    copy_memory(kind == slot_single_copy || message_bytes <= ring_inline_bytes
                     ? header.inline_data
                     : link.out.data(link.produced),
                 data, chunk);
@@ -155,7 +156,7 @@ void channel_impl::write_slot(peer_link& link, int tag, std::size_t message_byte
 // Only when the peer has taken the previous mailbox message and nothing is queued before this one.
 void channel_impl::write_mail(peer_link& link, int tag, std::size_t bytes, const std::byte* data) {
   mailbox_half& mail = link.out.mail();
-  if (bytes != 0) std::memcpy(mail.inline_data, data, bytes);
+  if (bytes != 0) copy_memory(mail.inline_data, data, bytes);
   mail.tag = tag;
   mail.position_and_size = ((link.produced & 0xffffffU) << 8) | static_cast<std::uint32_t>(bytes);
   ++link.mail_sent;
@@ -171,7 +172,7 @@ void channel_impl::take_mail(peer_link& link) {
   std::size_t capacity = 0;
   arrival_target(link, target, capacity);
   std::size_t fits = std::min(bytes, capacity);
-  if (fits != 0) std::memcpy(target, mail.inline_data, fits);
+  if (fits != 0) copy_memory(target, mail.inline_data, fits);
   link.arriving_done = bytes;
   // A plain store (x86-TSO keeps it after the loads above): the sender only reads it, never waits.
   link.in.reverse_mail().taken.store(++link.mail_read, std::memory_order_release);
@@ -284,7 +285,7 @@ namespace {
 void deliver(unexpected_message& entry, p2p_operation& receive, int source) {
   receive.message_bytes = entry.data.size();
   std::size_t fits = std::min(entry.data.size(), receive.bytes);
-  if (fits != 0) std::memcpy(receive.recv_data, entry.data.data(), fits);
+  if (fits != 0) copy_memory(receive.recv_data, entry.data.data(), fits);
   receive.done = fits;
   if (entry.data.size() > receive.bytes) {
     receive.failure = "cachecomm: a message of " + std::to_string(entry.data.size()) +
@@ -359,7 +360,7 @@ void channel_impl::help_copy(peer_link& link, std::uint32_t ticket, const std::b
 void channel_impl::read_single_copy(peer_link& link, const slot_header& header, std::byte* target,
                                     std::size_t capacity) {
   std::uint64_t descriptor[2] = {};
-  std::memcpy(descriptor, header.inline_data, sizeof descriptor);
+  copy_memory(descriptor, header.inline_data, sizeof descriptor);
   const std::size_t wanted = std::min<std::size_t>(header.message_bytes(), capacity);
   const std::uint32_t ticket = link.single_copy_read + 1;
   if (descriptor[1] == 0 || wanted < 2 * shared_copy_piece) {
@@ -408,7 +409,7 @@ void channel_impl::progress_in(peer_link& link) {
       std::size_t fits = offset < capacity ? std::min(chunk, capacity - offset) : 0;
       if (fits != 0) {
         if (link.arriving_bytes <= ring_inline_bytes) {
-          if (fits != 0) std::memcpy(target + offset, header.inline_data, fits);
+          if (fits != 0) copy_memory(target + offset, header.inline_data, fits);
         } else {
           copy_bytes(target + offset, link.in.data(link.next_in), fits,
                      m_nontemporal && link.arriving_bytes >= m_nontemporal_threshold);
@@ -575,7 +576,7 @@ std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int
         const mailbox_half& mail = link.in.mail();
         const std::size_t bytes = mail.message_bytes();
         if (bytes <= capacity && tag_matches(tag, mail.tag)) {
-          if (bytes != 0) std::memcpy(data, mail.inline_data, bytes);
+          if (bytes != 0) copy_memory(data, mail.inline_data, bytes);
           link.in.reverse_mail().taken.store(++link.mail_read, std::memory_order_release);
           link.heard_since_send = true;
           return bytes;
@@ -587,7 +588,7 @@ std::size_t channel_impl::recv(void* data, std::size_t capacity, int source, int
       const std::size_t bytes = header.message_bytes();
       if (header.kind() == slot_first && bytes <= ring_inline_bytes && bytes <= capacity &&
           tag_matches(tag, header.tag)) {
-        if (bytes != 0) std::memcpy(data, header.inline_data, bytes);
+        if (bytes != 0) copy_memory(data, header.inline_data, bytes);
         consume_slot(link);
         link.heard_since_send = true;
         return bytes;

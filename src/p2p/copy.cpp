@@ -1,4 +1,5 @@
 #include "p2p/copy.hpp"
+#include "shm/memory_copy.hpp"
 
 #include <immintrin.h>
 
@@ -14,7 +15,7 @@ void copy_bytes(void* target, const void* source, std::size_t bytes, bool nontem
     const auto* in = static_cast<const std::byte*>(source);
     // Align the stores to a cache line; loads may stay unaligned.
     std::size_t head = (64 - reinterpret_cast<std::uintptr_t>(out) % 64) % 64;
-    std::memcpy(out, in, head);
+    copy_memory(out, in, head);
     out += head;
     in += head;
     bytes -= head;
@@ -27,13 +28,13 @@ void copy_bytes(void* target, const void* source, std::size_t bytes, bool nontem
       in += 64;
       out += 64;
     }
-    std::memcpy(out, in, bytes % 64);
+    copy_memory(out, in, bytes % 64);
     _mm_sfence();  // streaming stores are weakly ordered: drain them before any flag is published
     return;
   }
 #endif
   (void)nontemporal;
-  if (bytes != 0) std::memcpy(target, source, bytes);
+  if (bytes != 0) copy_memory(target, source, bytes);
 }
 
 }  // namespace cachecomm::detail

@@ -28,6 +28,7 @@
 #include "coll/selection.hpp"
 #include "preload/collective_routing.hpp"
 #include "preload/type_layout.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace preload = cachecomm::detail::preload;
 using preload::call_kind;
@@ -151,7 +152,7 @@ int served_as_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
       auto at = [&](int rank) { return blocks.data() + static_cast<std::size_t>(rank) * block; };
       const auto items = static_cast<std::size_t>(count);
       if (in_place && received.dense) {
-        std::memcpy(at(me), block_at(recvbuf, displs, me, received), block);
+        cachecomm::detail::copy_memory(at(me), block_at(recvbuf, displs, me, received), block);
       } else if (in_place) {
         preload::pack(block_at(recvbuf, displs, me, received), items, recvtype, received, at(me),
                       comm);
@@ -160,7 +161,8 @@ int served_as_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
       for (int rank = 0; rank < ranks; ++rank) {
         if (in_place && rank == me) continue;
         if (received.dense) {
-          std::memcpy(block_at(recvbuf, displs, rank, received), at(rank), block);
+          cachecomm::detail::copy_memory(block_at(recvbuf, displs, rank, received), at(rank),
+                                         block);
         } else {
           preload::unpack(at(rank), items, recvtype, received,
                           block_at(recvbuf, displs, rank, received), comm);

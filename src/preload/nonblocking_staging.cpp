@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "cachecomm/error.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -50,7 +51,7 @@ void staged_buffers::stage(const nonblocking_staging& staging, nonblocking_call&
     }
     try {
       if (send.layout.dense) {
-        if (send.bytes() != 0) std::memcpy(into, send.buffer, send.bytes());
+        if (send.bytes() != 0) copy_memory(into, send.buffer, send.bytes());
       } else {
         pack(send.buffer, send.count, send.type, send.layout, into, MPI_COMM_SELF);
       }
@@ -69,7 +70,7 @@ int staged_buffers::unpack_result(std::string& problem) {
     for (const result_block& block : m_blocks) {
       const std::byte* from = m_result.data() + block.from;
       if (into.layout.dense) {
-        if (block.count != 0) std::memcpy(block.to, from, block.count * into.layout.size);
+        if (block.count != 0) copy_memory(block.to, from, block.count * into.layout.size);
       } else {
         unpack(from, block.count, into.type, into.layout, block.to, MPI_COMM_SELF);
       }

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "cachecomm/error.hpp"
+#include "shm/memory_copy.hpp"
 #include "sync/waiter.hpp"
 
 namespace cachecomm::detail {
@@ -78,34 +79,34 @@ void accumulate_cas(std::byte* target, const std::byte* origin, std::byte* fetch
     auto* slot = reinterpret_cast<word*>(target + i * sizeof(T));
     if (origin == nullptr) {
       const word bits = __atomic_load_n(slot, __ATOMIC_RELAXED);
-      std::memcpy(fetched + i * sizeof(T), &bits, sizeof(T));
+      copy_memory(fetched + i * sizeof(T), &bits, sizeof(T));
       continue;
     }
     T incoming;
-    std::memcpy(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
+    copy_memory(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
     if (op == reduce_op::replace) {
       word bits;
-      std::memcpy(&bits, &incoming, sizeof(T));
+      copy_memory(&bits, &incoming, sizeof(T));
       if (fetched == nullptr) {
         __atomic_store_n(slot, bits, __ATOMIC_RELAXED);
       } else {
         const word previous = __atomic_exchange_n(slot, bits, __ATOMIC_RELAXED);
-        std::memcpy(fetched + i * sizeof(T), &previous, sizeof(T));
+        copy_memory(fetched + i * sizeof(T), &previous, sizeof(T));
       }
       continue;
     }
     word expected = __atomic_load_n(slot, __ATOMIC_RELAXED);
     while (true) {
       T current;
-      std::memcpy(static_cast<void*>(&current), &expected, sizeof(T));
+      copy_memory(static_cast<void*>(&current), &expected, sizeof(T));
       T updated = combine(current, incoming, op);
       word desired;
-      std::memcpy(&desired, &updated, sizeof(T));
+      copy_memory(&desired, &updated, sizeof(T));
       if (__atomic_compare_exchange_n(slot, &expected, desired, true, __ATOMIC_RELAXED,
                                       __ATOMIC_RELAXED))
         break;
     }
-    if (fetched != nullptr) std::memcpy(fetched + i * sizeof(T), &expected, sizeof(T));
+    if (fetched != nullptr) copy_memory(fetched + i * sizeof(T), &expected, sizeof(T));
   }
 }
 
@@ -129,13 +130,13 @@ void accumulate_locked(std::byte* target, const std::byte* origin, std::byte* fe
     wait.wait(reinterpret_cast<const std::uint32_t*>(&lock), try_lock, -1,
               "window accumulate (complex128 lock)");
     T current;
-    std::memcpy(static_cast<void*>(&current), element, sizeof(T));
-    if (fetched != nullptr) std::memcpy(fetched + i * sizeof(T), &current, sizeof(T));
+    copy_memory(static_cast<void*>(&current), element, sizeof(T));
+    if (fetched != nullptr) copy_memory(fetched + i * sizeof(T), &current, sizeof(T));
     if (origin != nullptr) {
       T incoming;
-      std::memcpy(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
+      copy_memory(static_cast<void*>(&incoming), origin + i * sizeof(T), sizeof(T));
       T updated = combine(current, incoming, op);
-      std::memcpy(element, &updated, sizeof(T));
+      copy_memory(element, &updated, sizeof(T));
     }
     wait.publish(lock, 0);
   }
@@ -184,12 +185,12 @@ void compare_and_swap_word(std::byte* target, const std::byte* origin, const std
                            std::byte* fetched) {
   Word desired;
   Word expected;
-  std::memcpy(&desired, origin, sizeof(Word));
-  std::memcpy(&expected, compare, sizeof(Word));
+  copy_memory(&desired, origin, sizeof(Word));
+  copy_memory(&expected, compare, sizeof(Word));
   // On failure `expected` receives the current value; on success it already holds it.
   __atomic_compare_exchange_n(reinterpret_cast<Word*>(target), &expected, desired, false,
                               __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-  std::memcpy(fetched, &expected, sizeof(Word));
+  copy_memory(fetched, &expected, sizeof(Word));
 }
 
 }  // namespace

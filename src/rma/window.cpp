@@ -12,6 +12,7 @@
 #include "core/mpi_check.hpp"
 #include "core/mpi_types.hpp"
 #include "rma/window_impl.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm {
 
@@ -288,7 +289,7 @@ void window_impl::put(const void* origin, std::size_t bytes, int target, std::si
   const int target_node = local_rank_of(target);
   if (bytes == 0) return;
   if (target_node >= 0) {
-    std::memcpy(m_region[static_cast<std::size_t>(target_node)] + offset, origin, bytes);
+    copy_memory(m_region[static_cast<std::size_t>(target_node)] + offset, origin, bytes);
     return;
   }
   const int count = checked_int(bytes, "put");
@@ -304,7 +305,7 @@ void window_impl::get(void* result, std::size_t bytes, int target, std::size_t d
   const int target_node = local_rank_of(target);
   if (bytes == 0) return;
   if (target_node >= 0) {
-    std::memcpy(result, m_region[static_cast<std::size_t>(target_node)] + offset, bytes);
+    copy_memory(result, m_region[static_cast<std::size_t>(target_node)] + offset, bytes);
     return;
   }
   const int count = checked_int(bytes, "get");
