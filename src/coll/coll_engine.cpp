@@ -105,19 +105,20 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.chunk_bytes =
       std::min(round_up(settings.chunk_bytes, cache_line_size), m_tuning.region_bytes);
   m_tuning.check = settings.check;
-  // Oversubscribed, a reader often runs on the writer's core and finds the lines in its cache;
-  // streaming stores would send it to memory (4 ranks on 2 cores: 32-256 KiB allreduce and
-  // allgather 1.7-2x slower with them).
-  const bool choose_streaming = settings.streaming == streaming_choice::automatic ||
-                                settings.streaming == streaming_choice::adaptive;
-  m_tuning.streaming_stores = choose_streaming ? !m_oversubscribed && streaming_stores_pay_off()
-                                               : settings.streaming == streaming_choice::on;
-  // Where streaming pays off by default, gather-reduce's staging measures both store modes: with
-  // its ring through the whole region ordinary stores were 2x faster in one vCPU placement of the
-  // EPYC VM and 4-5x slower in the other (store_mode.hpp).
-  m_tuning.adaptive_stores =
-      settings.streaming == streaming_choice::adaptive ||
-      (settings.streaming == streaming_choice::automatic && m_tuning.streaming_stores);
+  // Ordinary stores unless asked: streaming ones were adopted on AMD against a 2.2 GB/s copy that
+  // turned out to be glibc's `rep movsb` trap (shm/memory_copy.hpp), not line ownership; with
+  // copy_memory, ordinary stores were faster on the Zen 3 EPYC VM for allgather (OSU, 16 KiB-4 MiB:
+  // 1.26-1.79x plain MPI's speed against 0.94-1.20 streaming), reduce (1-4 MiB: 68-274 us against
+  // 99-452) and broadcast (16-256 KiB), and never clearly slower (docs/architecture.md, "The `rep
+  // movsb` trap"). Oversubscribed they were slower still (a reader often runs on the writer's
+  // core).
+  m_tuning.streaming_stores = settings.streaming == streaming_choice::on;
+  // On AMD (not oversubscribed) gather-reduce's allreduce staging still measures both store modes
+  // per call: with its ring through the whole region the faster mode changed with the vCPU
+  // placement of the EPYC VM (store_mode.hpp), and it was ahead at 128 KiB and 4 MiB in OSU here.
+  m_tuning.adaptive_stores = settings.streaming == streaming_choice::adaptive ||
+                             (settings.streaming == streaming_choice::automatic &&
+                              !m_oversubscribed && streaming_stores_pay_off());
   m_tuning.allgather_staging = settings.allgather_staging;
   m_tuning.broadcast = settings.broadcast;
   m_tuning.reduce = settings.reduce;

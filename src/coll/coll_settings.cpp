@@ -30,11 +30,10 @@ const setting<streaming_choice> streaming_setting{
     "CACHECOMM_STREAMING_STORES",
     "auto",
     "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
-    "auto: streaming on AMD CPUs when not oversubscribed, where taking lines back from the ranks "
-    "that read them last is slow, and there gather-reduce's staging (2-rank allreduce from 64 "
-    "KiB) picks streaming or ordinary stores per call from each rank's measured call times; "
-    "adaptive: that per-call choice wherever gather-reduce runs an allreduce, other copies as "
-    "auto (see docs/architecture.md).",
+    "auto: ordinary stores, except that on AMD CPUs when not oversubscribed gather-reduce's "
+    "allreduce staging (from 64 KiB) picks streaming or ordinary stores per call from each rank's "
+    "measured call times; adaptive: that per-call choice wherever gather-reduce runs an "
+    "allreduce, other copies ordinary (see docs/architecture.md).",
     {{"auto", streaming_choice::automatic},
      {"0", streaming_choice::off},
      {"1", streaming_choice::on},

@@ -19,11 +19,11 @@ void copy_to_shared(void* destination, const void* source, std::size_t bytes, bo
 /// pieces (each straight after computing it, while it is in L1) and fences once before publishing.
 void stream_to_shared(void* destination, const void* source, std::size_t bytes);
 
-/// CACHECOMM_STREAMING_STORES=auto (when not oversubscribed): whether this CPU's cross-core
-/// ownership transfers are slow enough for streaming stores to pay off. AMD (measured above; on
-/// EPYC, cores of different core complexes reach each other's caches through the I/O die); not
-/// Intel, where a Sapphire Rapids VM took lines the other core held at ~22 GB/s and readers would
-/// lose its cache-to-cache reads.
+/// CACHECOMM_STREAMING_STORES=auto (when not oversubscribed): whether gather-reduce's allreduce
+/// staging measures streaming against ordinary stores per call (store_mode.hpp). AMD, where the
+/// faster of the two changed with the vCPU placement; not Intel, where a Sapphire Rapids VM took
+/// lines the other core held at ~22 GB/s and readers would lose its cache-to-cache reads. Every
+/// other copy uses ordinary stores unless CACHECOMM_STREAMING_STORES=1.
 [[nodiscard]] bool streaming_stores_pay_off();
 
 /// Below this size the copy is an ordinary memcpy (a few lines: the latency of the invalidations
