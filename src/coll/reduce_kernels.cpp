@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "cachecomm/error.hpp"
+#include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
 
@@ -132,7 +133,7 @@ void reduce_typed(const void* const* inputs, int input_count, void* out, void* s
     for (std::size_t start = 0; start < count; start += per_block) {
       const std::size_t n = std::min(per_block, count - start);
       combine<T, Op>(result + start, input(0, start), input(1, start), n);
-      if (copy != nullptr) std::memcpy(copy + start, result + start, n * sizeof(T));
+      if (copy != nullptr) copy_memory(copy + start, result + start, n * sizeof(T));
     }
     return;
   }
@@ -142,13 +143,13 @@ void reduce_typed(const void* const* inputs, int input_count, void* out, void* s
   for (std::size_t start = 0; start < count; start += per_block) {
     const std::size_t n = std::min(per_block, count - start);
     if (input_count == 1)
-      std::memcpy(block, input(0, start), n * sizeof(T));
+      copy_memory(block, input(0, start), n * sizeof(T));
     else
       combine<T, Op>(block, input(0, start), input(1, start), n);
     for (int index = 2; index < input_count; ++index)
       fold_into_block<T, Op>(block, input(index, start), n);
-    std::memcpy(result + start, block, n * sizeof(T));
-    if (copy != nullptr) std::memcpy(copy + start, block, n * sizeof(T));
+    copy_memory(result + start, block, n * sizeof(T));
+    if (copy != nullptr) copy_memory(copy + start, block, n * sizeof(T));
   }
 }
 
