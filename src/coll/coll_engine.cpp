@@ -118,7 +118,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   // placement of the EPYC VM (store_mode.hpp), and it was ahead at 128 KiB and 4 MiB in OSU here.
   m_tuning.adaptive_stores = settings.streaming == streaming_choice::adaptive ||
                              (settings.streaming == streaming_choice::automatic &&
-                              !m_oversubscribed && streaming_stores_pay_off());
+                              !m_oversubscribed && store_modes_adapt_by_default());
   m_tuning.allgather_staging = settings.allgather_staging;
   m_tuning.broadcast = settings.broadcast;
   m_tuning.reduce = settings.reduce;

@@ -707,17 +707,16 @@ automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, data
   online_selector& online = engine.online();
   if (const std::int8_t settled = online.settled_call(op, bytes); settled != tuning_choices::none)
     return {settled, false};
-  // Set here only while a re-check of the bucket is due or running.
-  const std::int8_t settled = online.settled(op, bytes);
-  if (const std::int8_t known = online.remembered_rule(op, bytes);
-      known != tuning_choices::none && settled == tuning_choices::none)
+  if (const std::int8_t known = online.remembered_rule(op, bytes); known != tuning_choices::none)
     return {known, false};
   const selection_input input = selection_for(c, engine, bytes);
   const std::int8_t rules = rule_choice(input, engine, op);
   if (!online_decides(input, engine, op)) {
-    // A size online selection does not decide (above INT_MAX) in a bucket being re-checked keeps
-    // the bucket's choice: a reduction's rules might sit across the system MPI's call from it.
-    if (settled != tuning_choices::none) return {settled, false};
+    // A size online selection does not decide (above INT_MAX) in a bucket it settled (here: being
+    // re-checked) keeps the bucket's choice, unremembered: a reduction's rules might sit across
+    // the system MPI's call from it.
+    if (const std::int8_t settled = online.settled(op, bytes); settled != tuning_choices::none)
+      return {settled, false};
     const choice_source source =
         !automatic_setting(engine, op) ? choice_source::forced
         : selection_rules::measured_choice(input, op) != tuning_choices::none

@@ -17,6 +17,9 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
       // reach recheck_at, which every rank's count does at the same call.
       if (!recheck_due(state)) return {state.chosen, false};
       begin_recheck(state);
+      // A rule remembered for a size of this bucket online selection does not decide (above
+      // INT_MAX, before the bucket settled) would otherwise answer for it during the re-check.
+      m_rule_memo[static_cast<std::size_t>(op)] = {};
     }
   } else if (state.source != choice_source::trial) {
     const std::vector<std::int8_t> list = candidates();

@@ -10,7 +10,7 @@
 
 namespace cachecomm::detail {
 
-bool streaming_stores_pay_off() {
+bool store_modes_adapt_by_default() {
   unsigned int highest = 0;
   unsigned int vendor[3] = {0, 0, 0};
   if (__get_cpuid(0, &highest, &vendor[0], &vendor[2], &vendor[1]) == 0) return false;

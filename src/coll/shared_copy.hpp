@@ -24,7 +24,7 @@ void stream_to_shared(void* destination, const void* source, std::size_t bytes);
 /// faster of the two changed with the vCPU placement; not Intel, where a Sapphire Rapids VM took
 /// lines the other core held at ~22 GB/s and readers would lose its cache-to-cache reads. Every
 /// other copy uses ordinary stores unless CACHECOMM_STREAMING_STORES=1.
-[[nodiscard]] bool streaming_stores_pay_off();
+[[nodiscard]] bool store_modes_adapt_by_default();
 
 /// Below this size the copy is an ordinary memcpy (a few lines: the latency of the invalidations
 /// overlaps, and the readers find the data in the writer's cache). At 8 KiB that was still the
