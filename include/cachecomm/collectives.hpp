@@ -28,6 +28,7 @@ enum class broadcast_algorithm {
   tree,           ///< binomial tree of per-rank cache-line slots (few readers per line)
   single_copy,  ///< readers copy straight from the root's buffer (cross-memory attach), if allowed
   slots,        ///< the root's cache-line slots, read by every rank (the small-message path)
+  ring,  ///< chunks through a ring over the whole data region: the root leaves once it copied in
 };
 
 enum class reduce_algorithm {

@@ -69,6 +69,18 @@ constexpr std::array broadcasts = {
                       engine.broadcast_slots(buffer, bytes, root);
                     },
                     always},
+    broadcast_entry{
+        broadcast_algorithm::ring, "ring",
+        "the root copies chunk after chunk into a ring over the whole data region and leaves once "
+        "the last is in, waiting for the readers only when it laps them; the others copy out "
+        "behind it (up to 4080 B: the slots)",
+        [](coll_engine& engine, void* buffer, std::size_t bytes, int root) {
+          if (bytes <= coll_engine::slot_payload)
+            engine.broadcast_slots(buffer, bytes, root);
+          else
+            engine.broadcast_ring(buffer, bytes, root);
+        },
+        always},
 };
 
 constexpr std::array reductions = {

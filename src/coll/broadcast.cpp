@@ -1,5 +1,5 @@
 // Broadcast: the dispatch and the algorithms through shared memory (slots, binomial tree over
-// slots, the data region at depth 1 or 2).
+// slots, the data region at depth 1 or 2, and a ring of chunks through the whole region).
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -82,6 +82,42 @@ void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, st
     } else {
       wait_region(root, step, "broadcast (root's data region)");
       copy_memory(data + offset, region(step), n);
+    }
+    finish_step(step);
+  }
+}
+
+void coll_engine::broadcast_ring(void* buffer, std::size_t bytes, int root) {
+  // The root copies the message in, chunk after chunk, through a ring that spans the whole data
+  // region, and leaves as soon as its last chunk is in: it waits for the readers only when it
+  // laps them. The readers copy each chunk out behind it. With depth 1 or 2 the root waits for
+  // every reader at every chunk, so its call lasts as long as theirs; here it lasts one copy (OSU
+  // averages the ranks' times, and a program's root goes on computing). Chunks of an eighth of
+  // the message (16 KiB to CACHECOMM_COLL_CHUNK): a reader starts after the first.
+  const std::size_t chunk = std::clamp<std::size_t>(
+      (bytes / 8 + 4095) / 4096 * 4096, std::min<std::size_t>(16U << 10, m_tuning.chunk_bytes),
+      m_tuning.chunk_bytes);
+  // Ring positions: the step's half (its parity), then chunk (step / 2) % ring_half within it, so
+  // a position comes back every `depth` steps (the layout reduce_large uses).
+  const std::size_t ring_half = std::max<std::size_t>(m_tuning.region_bytes / chunk, 1);
+  const auto depth = static_cast<std::uint32_t>(2 * ring_half);
+  auto position = [&](std::uint32_t step) {
+    return region(step) + ((step >> 1U) % ring_half) * chunk;
+  };
+  auto* data = static_cast<std::byte*>(buffer);
+  std::size_t index = 0;
+  for (std::size_t offset = 0; offset < bytes; offset += chunk, ++index) {
+    const std::size_t n = std::min(chunk, bytes - offset);
+    const std::uint32_t step = begin_step();
+    if (m_rank == root) {
+      // The first two steps may reuse a half that an earlier call used in another layout (or
+      // with another chunk): once both are free, every earlier step is finished.
+      ensure_free(step, index < 2 ? 2 : depth);
+      copy_to_shared(position(step), data + offset, n, m_tuning.streaming_stores);
+      post_region(step);
+    } else {
+      wait_region(root, step, "broadcast (root's chunk in the ring)");
+      copy_memory(data + offset, position(step), n);
     }
     finish_step(step);
   }

@@ -183,6 +183,7 @@ class coll_engine {
   void broadcast_slots(void* buffer, std::size_t bytes, int root);
   void broadcast_tree(void* buffer, std::size_t bytes, int root);
   void broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth);
+  void broadcast_ring(void* buffer, std::size_t bytes, int root);
   void broadcast_single_copy(void* buffer, std::size_t bytes, int root);
   void reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
                     int root);

@@ -29,7 +29,6 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
         static_cast<std::uint8_t>(std::min<std::size_t>(list.size(), max_candidates));
     std::copy_n(list.begin(), state.candidate_count, state.candidates.begin());
     state.estimate.fill(no_time);
-    state.local_first.fill(no_time);
     state.local_best.fill(no_time);
     if (state.candidate_count <= 1) {  // nothing to choose between
       state.source = choice_source::online;
@@ -53,7 +52,6 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
 void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanoseconds) {
   bucket_state& state = at(op, bytes);
   if (state.source != choice_source::trial && !state.rechecking) return;
-  if (state.round == 0) state.local_first[state.last] = nanoseconds;
   state.local_best[state.last] = std::min(state.local_best[state.last], nanoseconds);
 }
 
@@ -78,9 +76,10 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
     end_recheck(state, op);
     return;
   }
-  if (state.round == 0) {  // prune against the fastest first call
+  static_assert(prune_after_calls >= 1 && prune_after_calls <= samples_per_candidate);
+  if (state.round + 1U == prune_after_calls) {  // prune against the fastest so far
     for (std::size_t i = 0; i < state.candidate_count; ++i)
-      state.estimate[i] = agree_on(last_round ? state.local_best : state.local_first, i);
+      state.estimate[i] = agree_on(state.local_best, i);
     const std::uint64_t best =
         *std::min_element(state.estimate.begin(), state.estimate.begin() + state.candidate_count);
     // The rules' choice (candidate 0) is never pruned: its first call in a bucket may be the
@@ -167,7 +166,6 @@ void online_selector::begin_recheck(bucket_state& state) {
   state.round = 0;
   state.handshake_due = false;
   for (const std::uint8_t i : {state.chosen_index, state.runner_up}) {
-    state.local_first[i] = no_time;
     state.local_best[i] = no_time;
   }
   order_round(state);
@@ -239,7 +237,7 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
     char number[32];
     std::snprintf(number, sizeof number, "%.1f us", static_cast<double>(state.estimate[i]) / 1e3);
     line += number;
-    if (state.pruned[i]) line += " [pruned after 1 call]";
+    if (state.pruned[i]) line += " [pruned after " + std::to_string(prune_after_calls) + " calls]";
   }
   line += "; " + std::to_string(state.trial_calls) + " trial calls";
   if (state.rechecks_done != 0) {

@@ -62,9 +62,14 @@ class online_selector {
   /// one (what a call leaves behind, MPI's spinning or lines in the other core's cache, weighed on
   /// the next one: up to 1.8x in cachecomm-bench with a fixed order).
   static constexpr unsigned samples_per_candidate = 3;
-  /// A candidate whose first call took more than this many times the fastest first call gets no
-  /// more calls.
+  /// A candidate whose best of its first prune_after_calls calls took more than this many times
+  /// the fastest candidate's gets no more calls.
   static constexpr std::uint64_t prune_factor = 4;
+  /// Two calls, not one: an MPI's first call of a size can take 10-30x its steady time (Intel MPI
+  /// 2021's broadcast at 1 MiB: 1.5 ms, then 90-130 us; MPICH 5's at 256 KiB: 5-10x), and a
+  /// candidate pruned on that lost a bucket it would have won (osu_bcast 1-4 MiB 0.74-0.82x plain
+  /// Intel MPI, preloaded). Must not exceed samples_per_candidate.
+  static constexpr unsigned prune_after_calls = 2;
   /// Another candidate replaces the rules' choice only if its estimate is this many percent lower.
   static constexpr std::uint64_t switch_margin_percent = 10;
   static constexpr std::size_t max_candidates = 8;
@@ -178,8 +183,7 @@ class online_selector {
     std::array<std::uint8_t, max_candidates> order{};      ///< the current round's candidates
     std::array<std::uint64_t, max_candidates> estimate{};  ///< agreed; no_time: not measured
     std::array<bool, max_candidates> pruned{};
-    std::array<std::uint64_t, max_candidates> local_first{};  ///< this rank's first call of each
-    std::array<std::uint64_t, max_candidates> local_best{};   ///< this rank's best call of each
+    std::array<std::uint64_t, max_candidates> local_best{};  ///< this rank's best call of each
     std::uint32_t trial_calls = 0;
     // Re-checks (all zero while none is planned: the bucket has no runner-up of the same result).
     bool rechecking = false;

@@ -156,6 +156,44 @@ TEST(Collectives, BroadcastMatchesMpi) {
   }
 }
 
+TEST(Collectives, RingBroadcastRootsThatRunAheadNeverOverwriteUnreadChunks) {
+  // The ring's root leaves once its chunks are in shared memory, so back-to-back calls (no MPI call
+  // between them to line the ranks up) overlap: each next call, whatever its root, size and layout
+  // of the data region (double-buffer's halves, a reduction's staging), must wait for the chunks
+  // still being read. Each call gets its own buffer, checked at the end.
+  comm c(MPI_COMM_WORLD);
+  const std::vector<std::size_t> sizes = {4097, 65536, (1U << 20) + 4096, 3U << 20, 20000};
+  constexpr int calls = 24;
+  std::vector<std::vector<unsigned char>> buffers(calls);
+  std::vector<std::int32_t> summed(4096, c.rank() + 1);
+  std::vector<std::int32_t> sums(summed.size());
+  for (int call = 0; call < calls; ++call) {
+    const std::size_t bytes = sizes[static_cast<std::size_t>(call) % sizes.size()];
+    const int root = call % c.size();
+    std::vector<unsigned char>& buffer = buffers[static_cast<std::size_t>(call)];
+    buffer.assign(bytes, 0);
+    if (c.rank() == root) {
+      for (std::size_t i = 0; i < bytes; ++i) buffer[i] = static_cast<unsigned char>(i * 7 + call);
+    }
+    const broadcast_algorithm algorithm =
+        call % 4 == 3 ? broadcast_algorithm::double_buffer : broadcast_algorithm::ring;
+    broadcast(c, buffer.data(), bytes, datatype::byte, root, algorithm);
+    if (call % 5 == 4) {
+      allreduce(c, summed.data(), sums.data(), summed.size(), datatype::int32, reduce_op::sum);
+    }
+  }
+  bool ok = true;
+  for (int call = 0; call < calls; ++call) {
+    const std::vector<unsigned char>& buffer = buffers[static_cast<std::size_t>(call)];
+    for (std::size_t i = 0; i < buffer.size() && ok; ++i)
+      ok = buffer[i] == static_cast<unsigned char>(i * 7 + call);
+  }
+  const auto expected_sum = static_cast<std::int32_t>(c.size() * (c.size() + 1) / 2);
+  ok = ok &&
+       std::all_of(sums.begin(), sums.end(), [&](std::int32_t v) { return v == expected_sum; });
+  ASSERT_TRUE(all_ranks(ok));
+}
+
 TEST(Collectives, AllgatherMatchesMpi) {
   comm c(MPI_COMM_WORLD);
   const auto size = static_cast<std::size_t>(c.size());
