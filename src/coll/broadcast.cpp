@@ -71,20 +71,7 @@ void coll_engine::broadcast_region(void* buffer, std::size_t bytes, int root, st
   // every reader before the next; depth 2 double-buffers in pipeline chunks.
   const std::size_t chunk =
       depth == 1 || m_oversubscribed ? m_tuning.region_bytes : m_tuning.chunk_bytes;
-  auto* data = static_cast<std::byte*>(buffer);
-  for (std::size_t offset = 0; offset < bytes; offset += chunk) {
-    const std::size_t n = std::min(chunk, bytes - offset);
-    const std::uint32_t step = begin_step();
-    if (m_rank == root) {
-      ensure_free(step, depth);
-      copy_to_shared(region(step), data + offset, n, m_tuning.streaming_stores);
-      post_region(step);
-    } else {
-      wait_region(root, step, "broadcast (root's data region)");
-      copy_memory(data + offset, region(step), n);
-    }
-    finish_step(step);
-  }
+  broadcast_chunks(buffer, bytes, root, chunk, depth);
 }
 
 void coll_engine::broadcast_ring(void* buffer, std::size_t bytes, int root) {
@@ -97,27 +84,31 @@ void coll_engine::broadcast_ring(void* buffer, std::size_t bytes, int root) {
   const std::size_t chunk = std::clamp<std::size_t>(
       (bytes / 8 + 4095) / 4096 * 4096, std::min<std::size_t>(16U << 10, m_tuning.chunk_bytes),
       m_tuning.chunk_bytes);
-  // Ring positions: the step's half (its parity), then chunk (step / 2) % ring_half within it, so
-  // a position comes back every `depth` steps (the layout reduce_large uses).
-  const std::size_t ring_half = std::max<std::size_t>(m_tuning.region_bytes / chunk, 1);
-  const auto depth = static_cast<std::uint32_t>(2 * ring_half);
-  auto position = [&](std::uint32_t step) {
-    return region(step) + ((step >> 1U) % ring_half) * chunk;
-  };
+  const std::size_t per_half = std::max<std::size_t>(m_tuning.region_bytes / chunk, 1);
+  broadcast_chunks(buffer, bytes, root, chunk, static_cast<std::uint32_t>(2 * per_half));
+}
+
+void coll_engine::broadcast_chunks(void* buffer, std::size_t bytes, int root, std::size_t chunk,
+                                   std::uint32_t depth) {
+  // Chunk positions: the step's half (its parity), then chunk (step / 2) % per_half within it, so
+  // a position comes back every `depth` steps (the layout reduce_large uses). Depth 1 and 2 use
+  // the start of each half.
+  const std::size_t per_half = std::max<std::uint32_t>(depth / 2, 1);
   auto* data = static_cast<std::byte*>(buffer);
   std::size_t index = 0;
   for (std::size_t offset = 0; offset < bytes; offset += chunk, ++index) {
     const std::size_t n = std::min(chunk, bytes - offset);
     const std::uint32_t step = begin_step();
+    std::byte* position = region(step) + ((step >> 1U) % per_half) * chunk;
     if (m_rank == root) {
-      // The first two steps may reuse a half that an earlier call used in another layout (or
+      // A ring's first two steps may reuse a half that an earlier call used in another layout (or
       // with another chunk): once both are free, every earlier step is finished.
-      ensure_free(step, index < 2 ? 2 : depth);
-      copy_to_shared(position(step), data + offset, n, m_tuning.streaming_stores);
+      ensure_free(step, index < 2 ? std::min(depth, 2U) : depth);
+      copy_to_shared(position, data + offset, n, m_tuning.streaming_stores);
       post_region(step);
     } else {
-      wait_region(root, step, "broadcast (root's chunk in the ring)");
-      copy_memory(data + offset, position(step), n);
+      wait_region(root, step, "broadcast (root's chunk in the data region)");
+      copy_memory(data + offset, position, n);
     }
     finish_step(step);
   }

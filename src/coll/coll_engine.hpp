@@ -184,6 +184,10 @@ class coll_engine {
   void broadcast_tree(void* buffer, std::size_t bytes, int root);
   void broadcast_region(void* buffer, std::size_t bytes, int root, std::uint32_t depth);
   void broadcast_ring(void* buffer, std::size_t bytes, int root);
+  /// The root copies `chunk`-byte pieces into the data region, the others copy them out; up to
+  /// `depth` steps in flight (1, 2, or an even ring depth with depth / 2 chunks per half).
+  void broadcast_chunks(void* buffer, std::size_t bytes, int root, std::size_t chunk,
+                        std::uint32_t depth);
   void broadcast_single_copy(void* buffer, std::size_t bytes, int root);
   void reduce_slots(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
                     int root);
