@@ -87,9 +87,9 @@ void coll_engine::agree_on_system_call(tuned_op op, std::size_t bytes, datatype 
   agree_on_call(op, bytes, type, operation);
 }
 
-std::uint64_t coll_engine::agree_on_trial(tuned_op op, std::size_t bytes, datatype type,
-                                          std::uint32_t operation, std::uint64_t mine,
-                                          unsigned parity) {
+trial_view coll_engine::agree_on_trial(tuned_op op, std::size_t bytes, datatype type,
+                                       std::uint32_t operation, std::uint64_t mine,
+                                       unsigned parity) {
   const std::size_t index =
       (static_cast<std::size_t>(op) * online_selector::buckets + tuning_choices::bucket_of(bytes)) *
           2 +
@@ -102,10 +102,17 @@ std::uint64_t coll_engine::agree_on_trial(tuned_op op, std::size_t bytes, dataty
   // overwrites this value only two handshakes of the bucket later, which needs this rank there.
   value_of(m_rank).store(mine, std::memory_order_relaxed);
   agree_on_call(op, bytes, type, operation);
-  std::uint64_t largest = mine;
-  for (int rank = 0; rank < m_size; ++rank)
-    largest = std::max(largest, value_of(rank).load(std::memory_order_relaxed));
-  return largest;
+  trial_view view{mine, 0};
+  std::uint64_t sum = 0;
+  for (int rank = 0; rank < m_size; ++rank) {
+    const std::uint64_t value = value_of(rank).load(std::memory_order_relaxed);
+    view.slowest = std::max(view.slowest, value);
+    sum += std::min(value, online_selector::no_time / static_cast<std::uint64_t>(m_size));
+  }
+  // One rank without a time (no_time) makes the candidate unmeasured for every rank alike.
+  view.average = view.slowest == online_selector::no_time ? online_selector::no_time
+                                                           : sum / static_cast<std::uint64_t>(m_size);
+  return view;
 }
 
 void coll_engine::agree_on_call(tuned_op op, std::size_t bytes, datatype type,

@@ -106,10 +106,10 @@ class coll_engine {
                             std::uint32_t operation = 0xffU);
   /// Online selection's handshake (online_selection.hpp): publishes `mine` for this call's bucket,
   /// agrees on the call as agree_on_system_call does (a mismatch throws), and returns the largest
-  /// value every node rank published. Every node rank calls it in the same call.
-  [[nodiscard]] std::uint64_t agree_on_trial(tuned_op op, std::size_t bytes, datatype type,
-                                             std::uint32_t operation, std::uint64_t mine,
-                                             unsigned parity);
+  /// and the average value the node ranks published. Every node rank calls it in the same call.
+  [[nodiscard]] trial_view agree_on_trial(tuned_op op, std::size_t bytes, datatype type,
+                                          std::uint32_t operation, std::uint64_t mine,
+                                          unsigned parity);
   /// Per (operation, size bucket): the online selection's state on this rank.
   [[nodiscard]] online_selector& online() { return m_online; }
   [[nodiscard]] const online_selector& online() const { return m_online; }

@@ -99,6 +99,14 @@ const setting<bool> recheck_setting{
     "8x as many each time), its choice against the runner-up only, and keeps the faster; never "
     "between a reduction's system MPI call and cachecomm's rank-order algorithms, so a re-check "
     "never changes a result. off: a settled size keeps its choice for the communicator's life."};
+const setting<online_metric> metric_setting{
+    "CACHECOMM_ONLINE_METRIC",
+    "slowest",
+    "What online selection calls fastest. slowest: the lowest time of the slowest node rank (the "
+    "call is over when every rank has its data); average: the lowest time of the average node rank "
+    "(what OSU and IMB's t_avg report: a root that leaves early counts), among the candidates whose "
+    "slowest rank is at most 25 % behind the best slowest rank.",
+    {{"slowest", online_metric::slowest}, {"average", online_metric::average}}};
 const setting<reduce_scatter_algorithm> reduce_scatter_setting{
     "CACHECOMM_REDUCE_SCATTER", "auto",
     algorithm_setting_text("Reduce_scatter_block and reduce_scatter", reduce_scatter_registry()),
@@ -137,6 +145,7 @@ coll_settings read_coll_settings(const config& settings) {
   result.alltoall = alltoall_setting.read(settings);
   result.online_selection = online_setting.read(settings);
   result.online_recheck = recheck_setting.read(settings);
+  result.selection_metric = metric_setting.read(settings);
   result.reduce_scatter = reduce_scatter_setting.read(settings);
   result.allgatherv = allgatherv_setting.read(settings);
   result.gatherv = gatherv_setting.read(settings);

@@ -32,6 +32,7 @@ struct coll_settings {
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
   online_mode online_selection = online_mode::automatic;           ///< CACHECOMM_ONLINE_SELECTION
   bool online_recheck = true;                                      ///< CACHECOMM_ONLINE_RECHECK
+  online_metric selection_metric = online_metric::slowest;         ///< CACHECOMM_ONLINE_METRIC
   reduce_scatter_algorithm reduce_scatter =
       reduce_scatter_algorithm::automatic;  ///< CACHECOMM_REDUCE_SCATTER (both)
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;  ///< CACHECOMM_ALLGATHERV

@@ -29,6 +29,7 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
         static_cast<std::uint8_t>(std::min<std::size_t>(list.size(), max_candidates));
     std::copy_n(list.begin(), state.candidate_count, state.candidates.begin());
     state.estimate.fill(no_time);
+    state.slowest.fill(no_time);
     state.local_best.fill(no_time);
     if (state.candidate_count <= 1) {  // nothing to choose between
       state.source = choice_source::online;
@@ -57,12 +58,13 @@ void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanos
 
 void online_selector::end_round(bucket_state& state, tuned_op op, const agree_function& agree) {
   state.handshake_due = false;
-  // One handshake per candidate, in candidate order on every rank; the slowest rank's view counts:
-  // a candidate is as fast as its slowest participant lets it be.
+  // One handshake per candidate, in candidate order on every rank: the slowest and the average
+  // rank's best call, the same numbers on every rank.
   auto agree_on = [&](const std::array<std::uint64_t, max_candidates>& mine, std::size_t i) {
-    const std::uint64_t slowest = agree(mine[i], state.parity);
+    const trial_view view = agree(mine[i], state.parity);
     state.parity ^= 1U;
-    return slowest;
+    state.slowest[i] = view.slowest;
+    state.estimate[i] = m_metric == online_metric::average ? view.average : view.slowest;
   };
   const bool last_round = state.round + 1U == samples_per_candidate;
   if (state.rechecking) {  // two candidates, no pruning: one handshake each, after the last round
@@ -71,26 +73,25 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
       order_round(state);
       return;
     }
-    for (const std::uint8_t i : {state.chosen_index, state.runner_up})
-      state.estimate[i] = agree_on(state.local_best, i);
+    for (const std::uint8_t i : {state.chosen_index, state.runner_up}) agree_on(state.local_best, i);
     end_recheck(state, op);
     return;
   }
   static_assert(prune_after_calls >= 1 && prune_after_calls <= samples_per_candidate);
   if (state.round + 1U == prune_after_calls) {  // prune against the fastest so far
-    for (std::size_t i = 0; i < state.candidate_count; ++i)
-      state.estimate[i] = agree_on(state.local_best, i);
+    for (std::size_t i = 0; i < state.candidate_count; ++i) agree_on(state.local_best, i);
+    // By the slowest rank: a candidate that far behind never competes (competes()).
     const std::uint64_t best =
-        *std::min_element(state.estimate.begin(), state.estimate.begin() + state.candidate_count);
+        *std::min_element(state.slowest.begin(), state.slowest.begin() + state.candidate_count);
     // The rules' choice (candidate 0) is never pruned: its first call in a bucket may be the
     // communicator's first call of all, which carries one-time set-up (milliseconds).
     if (best < no_time / prune_factor) {
       for (std::size_t i = 1; i < state.candidate_count; ++i)
-        state.pruned[i] = state.estimate[i] > best * prune_factor;
+        state.pruned[i] = state.slowest[i] > best * prune_factor;
     }
   } else if (last_round) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
-      if (!state.pruned[i]) state.estimate[i] = agree_on(state.local_best, i);
+      if (!state.pruned[i]) agree_on(state.local_best, i);
   }
   ++state.round;
   if (last_round) {
@@ -117,20 +118,38 @@ void online_selector::order_round(bucket_state& state) {
   std::shuffle(state.order.begin(), state.order.begin() + state.live, shuffler);
 }
 
+bool online_selector::competes(const bucket_state& state, std::size_t i) {
+  if (state.pruned[i] || state.slowest[i] == no_time) return false;
+  std::uint64_t best = no_time;
+  for (std::size_t j = 0; j < state.candidate_count; ++j)
+    if (!state.pruned[j]) best = std::min(best, state.slowest[j]);
+  return state.slowest[i] <= best + best / 100 * slowest_margin_percent;
+}
+
+bool online_selector::clearly_faster(const bucket_state& state, std::size_t challenger,
+                                     std::size_t current) {
+  const std::uint64_t other = state.estimate[challenger];
+  const std::uint64_t now = state.estimate[current];
+  if (other == no_time || state.slowest[challenger] == no_time) return false;
+  if (now == no_time || state.slowest[current] == no_time) return true;
+  const std::uint64_t slowest = state.slowest[challenger];
+  const std::uint64_t current_slowest = state.slowest[current];
+  if (current_slowest > slowest + slowest / 100 * slowest_margin_percent) return true;
+  return other < now - now / 100 * switch_margin_percent &&
+         slowest <= current_slowest + current_slowest / 100 * slowest_margin_percent;
+}
+
 void online_selector::settle(bucket_state& state, tuned_op op) const {
   // The fastest other candidate replaces the rules' choice (candidate 0) only when it is clearly
   // faster: trial calls are few and noisy, and a close call decided by noise would trade the rules'
   // measured choice (and, against MPI's call, rank-order results) for nothing.
   std::size_t challenger = 0;
   for (std::size_t i = 1; i < state.candidate_count; ++i) {
-    if (state.pruned[i]) continue;
+    if (!competes(state, i)) continue;
     if (challenger == 0 || state.estimate[i] < state.estimate[challenger]) challenger = i;
   }
-  const std::uint64_t rules = state.estimate[0];
-  const std::uint64_t other = challenger == 0 ? no_time : state.estimate[challenger];
-  const bool clearly_faster =
-      other != no_time && (rules == no_time || other < rules - rules / 100 * switch_margin_percent);
-  state.chosen_index = static_cast<std::uint8_t>(clearly_faster ? challenger : 0);
+  const bool replace = challenger != 0 && clearly_faster(state, challenger, 0);
+  state.chosen_index = static_cast<std::uint8_t>(replace ? challenger : 0);
   state.chosen = state.candidates[state.chosen_index];
   state.source = choice_source::online;
   plan_recheck(state, op);
@@ -174,11 +193,8 @@ void online_selector::begin_recheck(bucket_state& state) {
 void online_selector::end_recheck(bucket_state& state, tuned_op op) const {
   state.rechecking = false;
   ++state.rechecks_done;
-  const std::uint64_t current = state.estimate[state.chosen_index];
-  const std::uint64_t other = state.estimate[state.runner_up];
-  // The same margin as the trial's: a re-check must not trade a choice for noise.
-  if (other != no_time &&
-      (current == no_time || other < current - current / 100 * switch_margin_percent)) {
+  // The same margins as the trial's: a re-check must not trade a choice for noise.
+  if (clearly_faster(state, state.runner_up, state.chosen_index)) {
     std::swap(state.chosen_index, state.runner_up);
     state.chosen = state.candidates[state.chosen_index];
     ++state.recheck_switches;
@@ -237,6 +253,11 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
     char number[32];
     std::snprintf(number, sizeof number, "%.1f us", static_cast<double>(state.estimate[i]) / 1e3);
     line += number;
+    if (state.slowest[i] != state.estimate[i] && state.slowest[i] != no_time) {
+      std::snprintf(number, sizeof number, " (slowest %.1f)",
+                    static_cast<double>(state.slowest[i]) / 1e3);
+      line += number;
+    }
     if (state.pruned[i]) line += " [pruned after " + std::to_string(prune_after_calls) + " calls]";
   }
   line += "; " + std::to_string(state.trial_calls) + " trial calls";

@@ -48,6 +48,22 @@ enum class online_mode : std::uint8_t {
   on,         ///< every size
 };
 
+/// CACHECOMM_ONLINE_METRIC: what "fastest" means when online selection compares candidates.
+enum class online_metric : std::uint8_t {
+  slowest,  ///< the slowest node rank's time (the default: everyone has the data)
+  /// The average node rank's time in the call (what OSU and IMB's t_avg report, and the time the
+  /// ranks together spend in the call), among the candidates whose slowest rank is within
+  /// online_selector::slowest_margin_percent of the best slowest rank.
+  average,
+};
+
+/// What the ranks agree on for one candidate: its best call as the slowest rank and as the
+/// average rank saw it (ns; online_selector::no_time where a rank has none).
+struct trial_view {
+  std::uint64_t slowest = ~std::uint64_t{0};
+  std::uint64_t average = ~std::uint64_t{0};
+};
+
 /// What one call runs: an algorithm id of the operation's registry, or tuning_choices::system_mpi.
 struct online_plan {
   std::int8_t choice = tuning_choices::none;
@@ -56,14 +72,14 @@ struct online_plan {
 
 class online_selector {
  public:
-  /// Calls of each candidate, one per round (the estimate is the best of them, as the slowest rank
-  /// saw it). Round 0 runs the candidates in the registry's order, the built-in choice first; every
+  /// Calls of each candidate, one per round (each rank keeps its best; the ranks agree on the
+  /// slowest and the average of those). Round 0 runs the candidates in the registry's order, the built-in choice first; every
   /// later round in a new order, the same on every rank, so no candidate always follows the same
   /// one (what a call leaves behind, MPI's spinning or lines in the other core's cache, weighed on
   /// the next one: up to 1.8x in cachecomm-bench with a fixed order).
   static constexpr unsigned samples_per_candidate = 3;
   /// A candidate whose best of its first prune_after_calls calls took more than this many times
-  /// the fastest candidate's gets no more calls.
+  /// the fastest candidate's (at the slowest rank) gets no more calls.
   static constexpr std::uint64_t prune_factor = 4;
   /// Two calls, not one: an MPI's first call of a size can take 10-30x its steady time (Intel MPI
   /// 2021's broadcast at 1 MiB: 1.5 ms, then 90-130 us; MPICH 5's at 256 KiB: 5-10x), and a
@@ -72,15 +88,22 @@ class online_selector {
   static constexpr unsigned prune_after_calls = 2;
   /// Another candidate replaces the rules' choice only if its estimate is this many percent lower.
   static constexpr std::uint64_t switch_margin_percent = 10;
+  /// online_metric::average: a candidate competes only while its slowest rank is at most this many
+  /// percent behind the best slowest rank. A broadcast whose root leaves once it has copied in
+  /// (central) lowers the average of 2 ranks while its reader is a little slower than single
+  /// copy's; a candidate whose readers lag far behind its root would only move the wait into the
+  /// program's next dependent step.
+  static constexpr std::uint64_t slowest_margin_percent = 25;
   static constexpr std::size_t max_candidates = 8;
   static constexpr std::size_t buckets = tuning_choices::buckets;
   /// A sample that failed or was never timed.
   static constexpr std::uint64_t no_time = ~std::uint64_t{0};
 
   /// The handshake: every node rank calls it at the same point of the same call with its own
-  /// value; returns the largest value of all node ranks. `parity` alternates per bucket, so a rank
-  /// that runs ahead into the next handshake does not overwrite a value still being read.
-  using agree_function = std::function<std::uint64_t(std::uint64_t mine, unsigned parity)>;
+  /// value; returns the largest and the average value of all node ranks (no_time from any rank
+  /// makes both no_time). `parity` alternates per bucket, so a rank that runs ahead into the next
+  /// handshake does not overwrite a value still being read.
+  using agree_function = std::function<trial_view(std::uint64_t mine, unsigned parity)>;
 
   /// Where online selection decides by default (`auto`): from this many bytes (one rank's block for
   /// the block collectives). Below it a call takes a microsecond or less, and a trial call times
@@ -96,8 +119,9 @@ class online_selector {
   /// ...and each later re-check after this many times as many calls as the one before.
   static constexpr std::uint64_t recheck_growth = 8;
 
-  explicit online_selector(online_mode mode = online_mode::off, bool recheck = true)
-      : m_mode(mode), m_recheck(recheck) {}
+  explicit online_selector(online_mode mode = online_mode::off, bool recheck = true,
+                           online_metric metric = online_metric::slowest)
+      : m_mode(mode), m_recheck(recheck), m_metric(metric) {}
 
   [[nodiscard]] online_mode mode() const { return m_mode; }
   /// Whether settled buckets are re-checked (CACHECOMM_ONLINE_RECHECK).
@@ -181,7 +205,9 @@ class online_selector {
     std::uint8_t parity = 0;
     std::array<std::int8_t, max_candidates> candidates{};
     std::array<std::uint8_t, max_candidates> order{};      ///< the current round's candidates
-    std::array<std::uint64_t, max_candidates> estimate{};  ///< agreed; no_time: not measured
+    /// Agreed, by the metric (average or slowest rank); no_time: not measured.
+    std::array<std::uint64_t, max_candidates> estimate{};
+    std::array<std::uint64_t, max_candidates> slowest{};  ///< agreed: the slowest rank's best
     std::array<bool, max_candidates> pruned{};
     std::array<std::uint64_t, max_candidates> local_best{};  ///< this rank's best call of each
     std::uint32_t trial_calls = 0;
@@ -202,6 +228,13 @@ class online_selector {
     return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
   }
   void end_round(bucket_state& state, tuned_op op, const agree_function& agree);
+  /// Whether candidate i's slowest rank keeps it in the contest (online_metric::average).
+  [[nodiscard]] static bool competes(const bucket_state& state, std::size_t i);
+  /// Whether candidate `challenger` should replace `current`: clearly faster by the estimate, and
+  /// its slowest rank within slowest_margin_percent of current's; or current's slowest rank is
+  /// that far behind the challenger's.
+  [[nodiscard]] static bool clearly_faster(const bucket_state& state, std::size_t challenger,
+                                           std::size_t current);
   static void order_round(bucket_state& state);
   void settle(bucket_state& state, tuned_op op) const;
   /// After a re-check's last round: the runner-up replaces the choice only when clearly faster.
@@ -223,6 +256,7 @@ class online_selector {
 
   online_mode m_mode = online_mode::off;
   bool m_recheck = true;
+  online_metric m_metric = online_metric::slowest;
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
   std::array<rule_memo, tuned_op_count> m_rule_memo{};
 };

@@ -1,6 +1,7 @@
 // The online selection's schedule without MPI: which candidate each call of a bucket runs, when
 // the ranks must agree, pruning, the settled choice and its report. The handshake is a fake that
-// plays the other ranks (it returns the largest of this rank's value and theirs).
+// plays one other rank (it returns the larger and the average of this rank's value and the
+// other's).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,7 +20,7 @@ namespace {
 constexpr std::int8_t mpi = tuning_choices::system_mpi;
 
 /// Runs calls of one bucket on one rank: `times` says how long each candidate's calls take here,
-/// `slower` what the slowest other rank reports at each handshake.
+/// `other_rank` what the other rank reports at each handshake.
 struct bucket_driver {
   online_selector selector{online_mode::on};
   tuned_op op = tuned_op::broadcast;
@@ -27,9 +28,9 @@ struct bucket_driver {
   static constexpr std::array<std::int8_t, 4> default_candidates{1, 2, 3, mpi};
   std::vector<std::int8_t> candidates{default_candidates.begin(), default_candidates.end()};
   std::map<std::int8_t, std::uint64_t> times;
-  /// What the slowest other rank reports at a handshake where this rank reports a given time (the
-  /// times of the candidates differ, so a time names its candidate).
-  std::map<std::uint64_t, std::uint64_t> slower;
+  /// What the other rank reports at a handshake where this rank reports a given time (the times of
+  /// the candidates differ, so a time names its candidate); absent: the same time as this rank.
+  std::map<std::uint64_t, std::uint64_t> other_rank;
   std::vector<std::int8_t> ran;  ///< the candidate of every trial call
   int handshakes = 0;
   int candidate_lists = 0;
@@ -44,7 +45,12 @@ struct bucket_driver {
         [&](std::uint64_t mine, unsigned parity) {
           EXPECT_EQ(parity, static_cast<unsigned>(handshakes % 2));
           ++handshakes;
-          return std::max(mine, slower[mine]);
+          const auto found = other_rank.find(mine);
+          const std::uint64_t other = found == other_rank.end() ? mine : found->second;
+          if (mine == online_selector::no_time || other == online_selector::no_time) {
+            return trial_view{};
+          }
+          return trial_view{std::max(mine, other), (mine + other) / 2};
         });
     if (plan.trial) {
       ran.push_back(plan.choice);
@@ -109,9 +115,50 @@ TEST(OnlineSelector, TheSlowestRankDecides) {
   bucket_driver driver;
   // Here candidate 2 is the fastest, but another rank saw it take 2000 ns each time.
   driver.times = {{1, 500}, {2, 100}, {3, 900}, {mpi, 440}};
-  driver.slower = {{100, 2000}};
+  driver.other_rank = {{100, 2000}};
   for (int i = 0; i < 20; ++i) driver.call();
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
+}
+
+TEST(OnlineSelector, TheAverageRankDecidesAmongCandidatesWhoseSlowestRankKeepsUp) {
+  // Candidate 2: this rank (its root) leaves after 400 ns, the other takes 1050 (average 725,
+  // slowest within 25 % of candidate 3's 850); candidate 3 takes 850 on both.
+  bucket_driver driver;
+  driver.selector = online_selector{online_mode::on, true, online_metric::average};
+  driver.times = {{1, 1000}, {2, 400}, {3, 850}, {mpi, 1200}};
+  driver.other_rank = {{400, 1050}};
+  for (int i = 0; i < 20; ++i) driver.call();
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("double-buffer 0.7 us (slowest 1.1)"), std::string::npos) << line;
+
+  // By the slowest rank alone (the default), candidate 3 wins.
+  bucket_driver slowest;
+  slowest.times = driver.times;
+  slowest.other_rank = driver.other_rank;
+  for (int i = 0; i < 20; ++i) slowest.call();
+  EXPECT_EQ(slowest.selector.settled(slowest.op, slowest.bytes), 3);
+}
+
+TEST(OnlineSelector, ACandidateWhoseSlowestRankLagsFarBehindNeverWinsOnItsAverage) {
+  // Candidate 2's average (800) is the lowest, but its other rank takes 1500: 76 % behind 850.
+  bucket_driver driver;
+  driver.selector = online_selector{online_mode::on, true, online_metric::average};
+  driver.times = {{1, 1000}, {2, 100}, {3, 850}, {mpi, 1200}};
+  driver.other_rank = {{100, 1500}};
+  for (int i = 0; i < 20; ++i) driver.call();
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 3);
+}
+
+TEST(OnlineSelector, ARulesChoiceWhoseSlowestRankLagsIsReplacedEvenByASlowerAverage) {
+  // The rules' choice (1) averages 600 but its other rank takes 1100; candidate 3 averages 640
+  // with both ranks alike.
+  bucket_driver driver;
+  driver.selector = online_selector{online_mode::on, true, online_metric::average};
+  driver.times = {{1, 100}, {2, 5000}, {3, 640}, {mpi, 5100}};
+  driver.other_rank = {{100, 1100}};
+  for (int i = 0; i < 20; ++i) driver.call();
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 3);
 }
 
 TEST(OnlineSelector, CandidatesFarSlowerThanTheFastestAreDroppedAfterTwoCalls) {
