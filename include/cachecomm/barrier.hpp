@@ -14,6 +14,7 @@ enum class barrier_algorithm {
   tree,           ///< k-ary combining tree (k = CACHECOMM_TREE_DEGREE)
   tournament,     ///< pairwise rounds up to the root, release down a k-ary tree
   binomial,       ///< binomial spanning tree (BST)
+  counter,  ///< one shared counter: every rank adds one, the last to arrive releases all (no root)
 };
 
 [[nodiscard]] std::string_view to_string(barrier_algorithm algorithm);

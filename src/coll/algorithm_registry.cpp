@@ -179,6 +179,12 @@ constexpr std::array barriers = {
                   tree_phases<barrier_algorithm::tournament>, always},
     barrier_entry{barrier_algorithm::binomial, "binomial", "binomial spanning tree",
                   tree_phases<barrier_algorithm::binomial>, always},
+    barrier_entry{barrier_algorithm::counter,
+                  "counter",
+                  "one shared counter: every rank adds one, the last to arrive releases all",
+                  {[](node_barrier& barrier) { barrier.counter(); },
+                   [](node_barrier& barrier) { barrier.counter_release(); }, true},
+                  always},
 };
 
 // Gather, scatter, alltoall: central through slots or the region, or single copy (where the kernel

@@ -88,6 +88,7 @@ std::size_t node_barrier::bytes_needed(int node_size) {
       static_cast<std::size_t>(node_size) *
       static_cast<std::size_t>(std::max(1, ceil_log2(node_size)))));
   layout.reserve(byte_flag_bytes(node_size));
+  layout.reserve(slot_array<padded_flag>::bytes_for(2));
   return layout.size();
 }
 
@@ -108,10 +109,12 @@ node_barrier::node_barrier(std::byte* area, int node_size, int node_rank, int tr
   std::size_t rounds = layout.reserve(
       slot_array<padded_flag>::bytes_for(size * static_cast<std::size_t>(std::max(1, m_rounds))));
   std::size_t bytes = layout.reserve(byte_flag_bytes(node_size));
+  std::size_t counter = layout.reserve(slot_array<padded_flag>::bytes_for(2));
   m_flags = slot_array<padded_flag>(area + flags, size);
   m_dissemination = slot_array<padded_flag>(area + rounds,
                                             size * static_cast<std::size_t>(std::max(1, m_rounds)));
   m_bytes = reinterpret_cast<std::uint8_t*>(area + bytes);
+  m_counter = slot_array<padded_flag>(area + counter, 2);
 
   const auto& algorithms = all_barrier_algorithms();
   m_trees.resize(algorithms.size() + 1);
@@ -147,6 +150,23 @@ void node_barrier::full(barrier_algorithm algorithm) {
 void node_barrier::dissemination_release() {
   ++m_epoch;
   dissemination();
+}
+
+void node_barrier::counter() {
+  // Its own epoch, not m_epoch: the count must come to exactly size x the counter barriers so
+  // far, whatever other algorithms ran between them.
+  const std::uint32_t epoch = ++m_counter_epoch;
+  const std::uint32_t arrivals = m_counter[0].value.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (arrivals == epoch * static_cast<std::uint32_t>(m_size)) {  // both wrap alike
+    m_wait->publish(m_counter[1].value, epoch);
+    return;
+  }
+  m_wait->wait_reach(m_counter[1].value, epoch, -1, "barrier (counter release)");
+}
+
+void node_barrier::counter_release() {
+  ++m_epoch;
+  counter();
 }
 
 void node_barrier::arrive_tree(barrier_algorithm algorithm) {

@@ -50,6 +50,12 @@ class node_barrier {
   void dissemination();
   /// No root to release from: a second round of signals orders everything after the gather.
   void dissemination_release();
+  /// A complete barrier: every rank adds one to the node's counter, and the one that brings it to
+  /// size x (its barriers so far) stores the release. Nobody waits for a particular rank, so when
+  /// ranks outnumber cores no release waits for a root to be scheduled after the last arrival.
+  void counter();
+  /// After the leaders' MPI barrier (across nodes): a second counter barrier holds the node.
+  void counter_release();
 
  private:
   [[nodiscard]] const barrier_tree& tree_for(barrier_algorithm algorithm) const;
@@ -64,6 +70,9 @@ class node_barrier {
   std::uint32_t m_epoch = 0;
   slot_array<padded_flag> m_flags;
   slot_array<padded_flag> m_dissemination;  // [rank * rounds + round] = last epoch signalled
+  // [0]: arrivals at counter barriers, size per barrier (wrapping); [1]: the last one released.
+  slot_array<padded_flag> m_counter;
+  std::uint32_t m_counter_epoch = 0;  // counter barriers this rank has begun
   std::uint8_t* m_bytes = nullptr;          // Centralized-I flags, padded to 8-byte groups
   std::vector<barrier_tree> m_trees;        // indexed by barrier_algorithm
 };

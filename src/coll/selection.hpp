@@ -366,9 +366,12 @@ inline selection<barrier_algorithm> select_barrier(const selection_input& input,
   const node_shape& node = input.node;
   if (node.node_size <= 1)
     return {barrier_algorithm::central_line, "one rank: nothing to wait for"};
+  // Measured (osu_barrier, Open MPI 4.1, 9 interleaved rounds on 2 cores, plain / preloaded):
+  // 3, 4 and 8 ranks 1.61, 1.42 and 2.49 with the counter, 1.05, 1.08 and 1.92 with central-line.
   if (node.oversubscribed) {
-    return {barrier_algorithm::central_line,
-            "oversubscribed: one root waking every rank directly beats chains of sleeping parents"};
+    return {barrier_algorithm::counter,
+            "oversubscribed: the last rank to arrive releases every rank, so no release waits for "
+            "a root to be scheduled after it"};
   }
   if (node.node_size <= thresholds::flat_max_ranks) {
     return {barrier_algorithm::central_line,

@@ -448,7 +448,9 @@ TEST(selection, barrier_table) {
       {pair, barrier_algorithm::central_line},
       {eight, barrier_algorithm::central_line},
       {nine, barrier_algorithm::tree},
-      {nine_oversubscribed, barrier_algorithm::central_line},
+      {nine_oversubscribed, barrier_algorithm::counter},
+      {three_oversubscribed, barrier_algorithm::counter},
+      {pair_oversubscribed, barrier_algorithm::counter},
   };
   for (const auto& row : rows) {
     const auto chosen = select_barrier(input_of(0, row.node), barrier_algorithm::automatic);
