@@ -366,12 +366,15 @@ inline selection<barrier_algorithm> select_barrier(const selection_input& input,
   const node_shape& node = input.node;
   if (node.node_size <= 1)
     return {barrier_algorithm::central_line, "one rank: nothing to wait for"};
-  // Measured (osu_barrier, Open MPI 4.1, 9 interleaved rounds on 2 cores, plain / preloaded):
-  // 3, 4 and 8 ranks 1.61, 1.42 and 2.49 with the counter, 1.05, 1.08 and 1.92 with central-line.
+  // Not the counter, although osu_barrier measured it faster oversubscribed (docs/architecture.md,
+  // "Data path: barrier"): after central-line's release the root runs first, so a broadcast or
+  // reduce that follows finds its root's data posted; after the counter's the ranks wake in the
+  // scheduler's order (osu_bcast 1-128 B at 4 ranks on 2 cores: 0.20-0.27x plain Open MPI with
+  // the counter, 2.4-2.7x with central-line).
   if (node.oversubscribed) {
-    return {barrier_algorithm::counter,
-            "oversubscribed: the last rank to arrive releases every rank, so no release waits for "
-            "a root to be scheduled after it"};
+    return {barrier_algorithm::central_line,
+            "oversubscribed: one root waking every rank directly beats chains of sleeping parents, "
+            "and the root leaves first"};
   }
   if (node.node_size <= thresholds::flat_max_ranks) {
     return {barrier_algorithm::central_line,

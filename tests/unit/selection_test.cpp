@@ -448,9 +448,9 @@ TEST(selection, barrier_table) {
       {pair, barrier_algorithm::central_line},
       {eight, barrier_algorithm::central_line},
       {nine, barrier_algorithm::tree},
-      {nine_oversubscribed, barrier_algorithm::counter},
-      {three_oversubscribed, barrier_algorithm::counter},
-      {pair_oversubscribed, barrier_algorithm::counter},
+      {nine_oversubscribed, barrier_algorithm::central_line},
+      {three_oversubscribed, barrier_algorithm::central_line},
+      {pair_oversubscribed, barrier_algorithm::central_line},
   };
   for (const auto& row : rows) {
     const auto chosen = select_barrier(input_of(0, row.node), barrier_algorithm::automatic);
