@@ -77,18 +77,27 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
     end_recheck(state, op);
     return;
   }
-  static_assert(prune_after_calls >= 1 && prune_after_calls <= samples_per_candidate);
-  if (state.round + 1U == prune_after_calls) {  // prune against the fastest so far
-    for (std::size_t i = 0; i < state.candidate_count; ++i) agree_on(state.local_best, i);
-    // By the slowest rank: a candidate that far behind never competes (competes()).
-    const std::uint64_t best =
-        *std::min_element(state.slowest.begin(), state.slowest.begin() + state.candidate_count);
-    // The rules' choice (candidate 0) is never pruned: its first call in a bucket may be the
-    // communicator's first call of all, which carries one-time set-up (milliseconds).
-    if (best < no_time / prune_factor) {
-      for (std::size_t i = 1; i < state.candidate_count; ++i)
-        state.pruned[i] = state.slowest[i] > best * prune_factor;
+  static_assert(prune_after_calls > 1 && prune_after_calls <= samples_per_candidate);
+  // Prunes against the fastest so far, by the slowest rank: a candidate that far behind never
+  // competes (competes()). The rules' choice (candidate 0) is never pruned: its first call in a
+  // bucket may be the communicator's first call of all, which carries one-time set-up.
+  auto prune = [&](std::uint64_t factor) {
+    for (std::size_t i = 0; i < state.candidate_count; ++i)
+      if (!state.pruned[i]) agree_on(state.local_best, i);
+    std::uint64_t best = no_time;
+    for (std::size_t i = 0; i < state.candidate_count; ++i)
+      if (!state.pruned[i]) best = std::min(best, state.slowest[i]);
+    if (best >= no_time / factor) return;
+    for (std::size_t i = 1; i < state.candidate_count; ++i) {
+      if (state.pruned[i] || state.slowest[i] <= best * factor) continue;
+      state.pruned[i] = true;
+      state.pruned_after[i] = static_cast<std::uint8_t>(state.round + 1U);
     }
+  };
+  if (state.round == 0) {
+    prune(early_prune_factor);
+  } else if (state.round + 1U == prune_after_calls) {
+    prune(prune_factor);
   } else if (last_round) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       if (!state.pruned[i]) agree_on(state.local_best, i);
@@ -258,7 +267,10 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
                     static_cast<double>(state.slowest[i]) / 1e3);
       line += number;
     }
-    if (state.pruned[i]) line += " [pruned after " + std::to_string(prune_after_calls) + " calls]";
+    if (state.pruned[i]) {
+      const unsigned calls = state.pruned_after[i];
+      line += " [pruned after " + std::to_string(calls) + (calls == 1 ? " call]" : " calls]");
+    }
   }
   line += "; " + std::to_string(state.trial_calls) + " trial calls";
   if (state.rechecks_done != 0) {

@@ -86,6 +86,11 @@ class online_selector {
   /// candidate pruned on that lost a bucket it would have won (osu_bcast 1-4 MiB 0.74-0.82x plain
   /// Intel MPI, preloaded). Must not exceed samples_per_candidate.
   static constexpr unsigned prune_after_calls = 2;
+  /// After the first call, only a candidate this many times slower than the fastest is dropped:
+  /// beyond any first-call effect seen (10-30x), and it spares the program the second call of an
+  /// MPI that spins on an oversubscribed node (MPICH 5's own reduce of 64 KiB at 8 ranks on 2
+  /// cores: 0.33 s a call).
+  static constexpr std::uint64_t early_prune_factor = 64;
   /// Another candidate replaces the rules' choice only if its estimate is this many percent lower.
   static constexpr std::uint64_t switch_margin_percent = 10;
   /// online_metric::average: a candidate competes only while its slowest rank is at most this many
@@ -209,6 +214,7 @@ class online_selector {
     std::array<std::uint64_t, max_candidates> estimate{};
     std::array<std::uint64_t, max_candidates> slowest{};  ///< agreed: the slowest rank's best
     std::array<bool, max_candidates> pruned{};
+    std::array<std::uint8_t, max_candidates> pruned_after{};  ///< calls it had when pruned
     std::array<std::uint64_t, max_candidates> local_best{};  ///< this rank's best call of each
     std::uint32_t trial_calls = 0;
     // Re-checks (all zero while none is planned: the bucket has no runner-up of the same result).

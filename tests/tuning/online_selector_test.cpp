@@ -85,14 +85,15 @@ TEST(OnlineSelector, TriesEveryCandidateOncePerRoundInAnOrderThatChangesAndKeeps
   // Not one fixed order: some candidate follows a different one in a later round.
   EXPECT_TRUE(rounds[1] != rounds[0] || rounds[2] != rounds[0]);
   EXPECT_EQ(driver.candidate_lists, 1);
-  // After round 1 (every candidate's best of two calls, to prune) and after the last round.
-  EXPECT_EQ(driver.handshakes, 4 + 4);
+  // After round 0 and round 1 (every candidate's first call and best of two, to prune) and after
+  // the last round.
+  EXPECT_EQ(driver.handshakes, 4 + 4 + 4);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
   // Settled: no more trials, no more handshakes.
   const online_plan next = driver.call();
   EXPECT_FALSE(next.trial);
   EXPECT_EQ(next.choice, 2);
-  EXPECT_EQ(driver.handshakes, 8);
+  EXPECT_EQ(driver.handshakes, 12);
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
   EXPECT_NE(line.find("bcast 4 KiB..8 KiB: double-buffer (measured online:"), std::string::npos)
       << line;
@@ -171,6 +172,23 @@ TEST(OnlineSelector, CandidatesFarSlowerThanTheFastestAreDroppedAfterTwoCalls) {
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
   EXPECT_NE(driver.selector.describe(driver.op, driver.bytes).find("[pruned after 2 calls]"),
             std::string::npos);
+}
+
+TEST(OnlineSelector, ACandidateFarSlowerInItsFirstCallGetsNoSecond) {
+  // The system MPI's call spins for 100x the fastest's time (an oversubscribed MPICH).
+  bucket_driver driver;
+  driver.times = {{1, 1000}, {2, 900}, {3, 950}, {mpi, 100000}};
+  for (int i = 0; i < 20; ++i) driver.call();
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 1);
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 3);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);  // 2 is within 10 %
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("mpi 100.0 us [pruned after 1 call]"), std::string::npos) << line;
+  // 30x (an MPI's slow first call) is not enough after one call.
+  bucket_driver first_call;
+  first_call.times = {{1, 1000}, {2, 900}, {3, 950}, {mpi, 30000}};
+  for (int i = 0; i < 20; ++i) first_call.call();
+  EXPECT_EQ(std::count(first_call.ran.begin(), first_call.ran.end(), mpi), 2);
 }
 
 TEST(OnlineSelector, ASlowFirstCallDoesNotPruneACandidate) {
