@@ -494,9 +494,9 @@ inline selection<gatherv_algorithm> select_gatherv(const selection_input& input,
   if (requested != gatherv_algorithm::automatic) return {requested, "set by CACHECOMM_GATHERV"};
   if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node)) {
     return {gatherv_algorithm::single_copy,
-            "2 ranks on their own cores: a block up to 4064 B in its owner's slot (it posts and "
-            "leaves), larger ones pulled by the root from their owners' buffers (the choice "
-            "cannot depend on sizes only the root knows)"};
+            "2 ranks on their own cores: a block up to 4064 B in its owner's slot, up to 32 KiB "
+            "in the data region (its owner posts and leaves), larger ones pulled by the root from "
+            "their owners' buffers (the choice cannot depend on sizes only the root knows)"};
   }
   return {gatherv_algorithm::central,
           "blocks up to 4064 B in the slots, larger ones through the data region"};
