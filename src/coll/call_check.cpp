@@ -110,8 +110,9 @@ trial_view coll_engine::agree_on_trial(tuned_op op, std::size_t bytes, datatype 
     sum += std::min(value, online_selector::no_time / static_cast<std::uint64_t>(m_size));
   }
   // One rank without a time (no_time) makes the candidate unmeasured for every rank alike.
-  view.average = view.slowest == online_selector::no_time ? online_selector::no_time
-                                                           : sum / static_cast<std::uint64_t>(m_size);
+  view.average = view.slowest == online_selector::no_time
+                     ? online_selector::no_time
+                     : sum / static_cast<std::uint64_t>(m_size);
   return view;
 }
 

@@ -104,7 +104,8 @@ const setting<online_metric> metric_setting{
     "slowest",
     "What online selection calls fastest. slowest: the lowest time of the slowest node rank (the "
     "call is over when every rank has its data); average: the lowest time of the average node rank "
-    "(what OSU and IMB's t_avg report: a root that leaves early counts), among the candidates whose "
+    "(what OSU and IMB's t_avg report: a root that leaves early counts), among the candidates "
+    "whose "
     "slowest rank is at most 25 % behind the best slowest rank.",
     {{"slowest", online_metric::slowest}, {"average", online_metric::average}}};
 const setting<reduce_scatter_algorithm> reduce_scatter_setting{

@@ -73,8 +73,8 @@ class node_barrier {
   // [0]: arrivals at counter barriers, size per barrier (wrapping); [1]: the last one released.
   slot_array<padded_flag> m_counter;
   std::uint32_t m_counter_epoch = 0;  // counter barriers this rank has begun
-  std::uint8_t* m_bytes = nullptr;          // Centralized-I flags, padded to 8-byte groups
-  std::vector<barrier_tree> m_trees;        // indexed by barrier_algorithm
+  std::uint8_t* m_bytes = nullptr;    // Centralized-I flags, padded to 8-byte groups
+  std::vector<barrier_tree> m_trees;  // indexed by barrier_algorithm
 };
 
 }  // namespace cachecomm::detail

@@ -73,7 +73,8 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
       order_round(state);
       return;
     }
-    for (const std::uint8_t i : {state.chosen_index, state.runner_up}) agree_on(state.local_best, i);
+    for (const std::uint8_t i : {state.chosen_index, state.runner_up})
+      agree_on(state.local_best, i);
     end_recheck(state, op);
     return;
   }

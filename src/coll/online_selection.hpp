@@ -73,10 +73,11 @@ struct online_plan {
 class online_selector {
  public:
   /// Calls of each candidate, one per round (each rank keeps its best; the ranks agree on the
-  /// slowest and the average of those). Round 0 runs the candidates in the registry's order, the built-in choice first; every
-  /// later round in a new order, the same on every rank, so no candidate always follows the same
-  /// one (what a call leaves behind, MPI's spinning or lines in the other core's cache, weighed on
-  /// the next one: up to 1.8x in cachecomm-bench with a fixed order).
+  /// slowest and the average of those). Round 0 runs the candidates in the registry's order, the
+  /// built-in choice first; every later round in a new order, the same on every rank, so no
+  /// candidate always follows the same one (what a call leaves behind, MPI's spinning or lines in
+  /// the other core's cache, weighed on the next one: up to 1.8x in cachecomm-bench with a fixed
+  /// order).
   static constexpr unsigned samples_per_candidate = 3;
   /// A candidate whose best of its first prune_after_calls calls took more than this many times
   /// the fastest candidate's (at the slowest rank) gets no more calls.
@@ -209,13 +210,13 @@ class online_selector {
     bool handshake_due = false;
     std::uint8_t parity = 0;
     std::array<std::int8_t, max_candidates> candidates{};
-    std::array<std::uint8_t, max_candidates> order{};      ///< the current round's candidates
+    std::array<std::uint8_t, max_candidates> order{};  ///< the current round's candidates
     /// Agreed, by the metric (average or slowest rank); no_time: not measured.
     std::array<std::uint64_t, max_candidates> estimate{};
     std::array<std::uint64_t, max_candidates> slowest{};  ///< agreed: the slowest rank's best
     std::array<bool, max_candidates> pruned{};
     std::array<std::uint8_t, max_candidates> pruned_after{};  ///< calls it had when pruned
-    std::array<std::uint64_t, max_candidates> local_best{};  ///< this rank's best call of each
+    std::array<std::uint64_t, max_candidates> local_best{};   ///< this rank's best call of each
     std::uint32_t trial_calls = 0;
     // Re-checks (all zero while none is planned: the bucket has no runner-up of the same result).
     bool rechecking = false;
