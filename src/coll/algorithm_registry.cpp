@@ -183,7 +183,7 @@ constexpr std::array barriers = {
                   "counter",
                   "one shared counter: every rank adds one, the last to arrive releases all",
                   {[](node_barrier& barrier) { barrier.counter(); },
-                   [](node_barrier& barrier) { barrier.counter_release(); }, true},
+                   [](node_barrier& barrier) { barrier.counter(); }, true},
                   always},
 };
 

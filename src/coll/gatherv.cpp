@@ -103,6 +103,7 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
   auto staged = [&](std::size_t sent) {
     return single_copy && sent > inline_bytes && sent <= std::min(staged_max_bytes, region_part);
   };
+  const bool staging = !is_root && staged(call.own_bytes);
   const std::uint32_t step = begin_step();
   std::size_t largest = 0;   // central: the largest block that goes through the region
   std::size_t expected = 0;  // central, non-root: the root's count for this rank
@@ -146,8 +147,8 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
     }
   } else {
     // The region's half of this step was last used two steps ago.
-    ensure_free(step, staged(call.own_bytes) ? 2U : slot_depth(slot_payload));
-    if (staged(call.own_bytes)) {
+    ensure_free(step, staging ? 2U : slot_depth(slot_payload));
+    if (staging) {
       copy_to_shared(region(step) + me * region_part, in, call.own_bytes,
                      m_tuning.streaming_stores);
       post_region(step);
@@ -168,7 +169,7 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
   }
   finish_step(step);
 
-  if (single_copy && !is_root && call.own_bytes > inline_bytes && !staged(call.own_bytes)) {
+  if (single_copy && !is_root && call.own_bytes > inline_bytes && !staging) {
     // The root reads this rank's buffer in this step (unless its count for it fits in a slot):
     // the caller may reuse the buffer only after.
     m_wait->wait_reach(m_done[root].value, step, call.root,

@@ -164,11 +164,6 @@ void node_barrier::counter() {
   m_wait->wait_reach(m_counter[1].value, epoch, -1, "barrier (counter release)");
 }
 
-void node_barrier::counter_release() {
-  ++m_epoch;
-  counter();
-}
-
 void node_barrier::arrive_tree(barrier_algorithm algorithm) {
   const barrier_tree& tree = tree_for(algorithm);
   const std::uint32_t arrived = 2 * m_epoch - 1;

@@ -53,9 +53,8 @@ class node_barrier {
   /// A complete barrier: every rank adds one to the node's counter, and the one that brings it to
   /// size x (its barriers so far) stores the release. Nobody waits for a particular rank, so when
   /// ranks outnumber cores no release waits for a root to be scheduled after the last arrival.
+  /// Across nodes, a second one after the leaders' MPI barrier holds the node.
   void counter();
-  /// After the leaders' MPI barrier (across nodes): a second counter barrier holds the node.
-  void counter_release();
 
  private:
   [[nodiscard]] const barrier_tree& tree_for(barrier_algorithm algorithm) const;

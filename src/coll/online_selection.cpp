@@ -85,9 +85,7 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
   auto prune = [&](std::uint64_t factor) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       if (!state.pruned[i]) agree_on(state.local_best, i);
-    std::uint64_t best = no_time;
-    for (std::size_t i = 0; i < state.candidate_count; ++i)
-      if (!state.pruned[i]) best = std::min(best, state.slowest[i]);
+    const std::uint64_t best = best_slowest(state);
     if (best >= no_time / factor) return;
     for (std::size_t i = 1; i < state.candidate_count; ++i) {
       if (state.pruned[i] || state.slowest[i] <= best * factor) continue;
@@ -128,11 +126,16 @@ void online_selector::order_round(bucket_state& state) {
   std::shuffle(state.order.begin(), state.order.begin() + state.live, shuffler);
 }
 
+std::uint64_t online_selector::best_slowest(const bucket_state& state) {
+  std::uint64_t best = no_time;
+  for (std::size_t i = 0; i < state.candidate_count; ++i)
+    if (!state.pruned[i]) best = std::min(best, state.slowest[i]);
+  return best;
+}
+
 bool online_selector::competes(const bucket_state& state, std::size_t i) {
   if (state.pruned[i] || state.slowest[i] == no_time) return false;
-  std::uint64_t best = no_time;
-  for (std::size_t j = 0; j < state.candidate_count; ++j)
-    if (!state.pruned[j]) best = std::min(best, state.slowest[j]);
+  const std::uint64_t best = best_slowest(state);
   return state.slowest[i] <= best + best / 100 * slowest_margin_percent;
 }
 

@@ -235,6 +235,8 @@ class online_selector {
     return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
   }
   void end_round(bucket_state& state, tuned_op op, const agree_function& agree);
+  /// The lowest slowest-rank time of the candidates not pruned (no_time: none measured).
+  [[nodiscard]] static std::uint64_t best_slowest(const bucket_state& state);
   /// Whether candidate i's slowest rank keeps it in the contest (online_metric::average).
   [[nodiscard]] static bool competes(const bucket_state& state, std::size_t i);
   /// Whether candidate `challenger` should replace `current`: clearly faster by the estimate, and

@@ -121,11 +121,17 @@ TEST(OnlineSelector, TheSlowestRankDecides) {
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
 }
 
+/// A driver whose selector picks by the average rank (CACHECOMM_ONLINE_METRIC=average).
+bucket_driver average_driver() {
+  bucket_driver driver;
+  driver.selector = online_selector{online_mode::on, true, online_metric::average};
+  return driver;
+}
+
 TEST(OnlineSelector, TheAverageRankDecidesAmongCandidatesWhoseSlowestRankKeepsUp) {
   // Candidate 2: this rank (its root) leaves after 400 ns, the other takes 1050 (average 725,
   // slowest within 25 % of candidate 3's 850); candidate 3 takes 850 on both.
-  bucket_driver driver;
-  driver.selector = online_selector{online_mode::on, true, online_metric::average};
+  bucket_driver driver = average_driver();
   driver.times = {{1, 1000}, {2, 400}, {3, 850}, {mpi, 1200}};
   driver.other_rank = {{400, 1050}};
   for (int i = 0; i < 20; ++i) driver.call();
@@ -143,8 +149,7 @@ TEST(OnlineSelector, TheAverageRankDecidesAmongCandidatesWhoseSlowestRankKeepsUp
 
 TEST(OnlineSelector, ACandidateWhoseSlowestRankLagsFarBehindNeverWinsOnItsAverage) {
   // Candidate 2's average (800) is the lowest, but its other rank takes 1500: 76 % behind 850.
-  bucket_driver driver;
-  driver.selector = online_selector{online_mode::on, true, online_metric::average};
+  bucket_driver driver = average_driver();
   driver.times = {{1, 1000}, {2, 100}, {3, 850}, {mpi, 1200}};
   driver.other_rank = {{100, 1500}};
   for (int i = 0; i < 20; ++i) driver.call();
@@ -154,8 +159,7 @@ TEST(OnlineSelector, ACandidateWhoseSlowestRankLagsFarBehindNeverWinsOnItsAverag
 TEST(OnlineSelector, ARulesChoiceWhoseSlowestRankLagsIsReplacedEvenByASlowerAverage) {
   // The rules' choice (1) averages 600 but its other rank takes 1100; candidate 3 averages 640
   // with both ranks alike.
-  bucket_driver driver;
-  driver.selector = online_selector{online_mode::on, true, online_metric::average};
+  bucket_driver driver = average_driver();
   driver.times = {{1, 100}, {2, 5000}, {3, 640}, {mpi, 5100}};
   driver.other_rank = {{100, 1100}};
   for (int i = 0; i < 20; ++i) driver.call();
