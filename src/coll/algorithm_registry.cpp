@@ -333,9 +333,9 @@ constexpr std::array alltoallvs = {
         [](coll_engine& engine, const exchange_call& call) { engine.alltoallv(call, false); },
         always},
     alltoallv_entry{alltoallv_algorithm::single_copy, "single-copy",
-                    "as central when a rank's blocks fit in its slot; otherwise, when the largest "
-                    "block has 32 KiB or more, each rank pulls its blocks straight from the "
-                    "owners' buffers (cross-memory attach; where the kernel refuses it: central)",
+                    "as central when a rank's blocks fit in its slot; otherwise each rank pulls "
+                    "its blocks straight from the owners' buffers (cross-memory attach; where the "
+                    "kernel refuses it: central)",
                     [](coll_engine& engine, const exchange_call& call) {
                       engine.alltoallv(call, engine.single_copy_available());
                     },

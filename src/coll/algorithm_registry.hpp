@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -106,6 +107,19 @@ struct exchange_call {
   const std::size_t* receive_offsets = nullptr;
 };
 using exchange_function = void (*)(coll_engine& engine, const exchange_call& call);
+/// The automatic alltoallv's choice, taken inside the call (coll_engine::alltoallv): choose() is
+/// called on every rank with the same value, the largest block that did not fit in the slots, once
+/// the first step has shown every rank every count (not at all when every block fit). It returns an
+/// alltoallv_algorithm id, or tuning_choices::system_mpi: then the engine ends the first step and
+/// calls system_call(), which must carry out the whole call.
+class alltoallv_planner {
+ public:
+  virtual std::int8_t choose(std::size_t largest_outside) = 0;
+  virtual void system_call() = 0;
+
+ protected:
+  ~alltoallv_planner() = default;
+};
 
 using broadcast_entry = algorithm_entry<broadcast_algorithm, broadcast_function>;
 using reduce_entry = algorithm_entry<reduce_algorithm, reduce_function>;

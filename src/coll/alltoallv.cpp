@@ -3,10 +3,12 @@
 // address and send displacements. Up to 13 ranks that header lies in the 256-byte slot (one cache
 // line for a few bytes at 2 ranks), and blocks that do not fit there in the rank's 4 KiB slot of
 // the same step. Every rank reads every slot, so all ranks know every count and take the same path
-// for the blocks that did not fit: with single copy and a largest block of 32 KiB or more each rank
-// pulls them from their owners' buffers in that step (the owners wait for their readers);
-// otherwise they go through the data region, one chunk per pair of ranks and step, as many steps as
-// the largest of them needs. A rank that receives from a rank another count than that rank sends it
+// for the blocks that did not fit: with single copy each rank pulls them from their owners' buffers
+// in one more step (the owners wait for their readers); otherwise they go through the data region,
+// one chunk per pair of ranks and step, as many steps as the largest of them needs. The automatic
+// choice is taken there too, from the largest block that did not fit (the same on every rank):
+// the rules, the tuning file or online selection, which may hand the whole call to the system MPI
+// (alltoallv_planner). A rank that receives from a rank another count than that rank sends it
 // takes the smaller part and fails after the call, naming both (as MPI reports a truncation at the
 // receiver); the other ranks are not affected.
 #include <algorithm>
@@ -16,8 +18,8 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/mismatch_error.hpp"
-#include "coll/selection.hpp"
 #include "coll/shared_copy.hpp"
+#include "coll/tuning_table.hpp"
 #include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
@@ -45,10 +47,6 @@ void put_word(std::byte* slot, std::size_t index, std::uint64_t value) {
   copy_memory(slot + index * 8, &value, 8);
 }
 
-// Pulling costs a system call per block, more than the copy it saves for small blocks
-// (selection.hpp has the measurements).
-constexpr std::size_t pull_min_bytes = thresholds::alltoallv_pull_min_bytes;
-
 }  // namespace
 
 std::size_t coll_engine::alltoallv_inline_bytes() const {
@@ -60,6 +58,42 @@ std::size_t coll_engine::alltoallv_inline_bytes() const {
 
 void coll_engine::alltoallv(const exchange_call& call, alltoallv_algorithm algorithm) {
   const alltoallv_entry& entry = entry_of(algorithm);  // refuses `automatic` first
+  if (alltoallv_alone(call)) return;
+  begin_call(call_kind::alltoallv, 0, datatype::byte, 0xffU);
+  entry.run(*this, call);
+}
+
+void coll_engine::alltoallv(const exchange_call& call, alltoallv_planner& planner) {
+  if (alltoallv_alone(call)) return;
+  begin_call(call_kind::alltoallv, 0, datatype::byte, 0xffU);
+  const alltoallv_counts counts = alltoallv_counts_step(call);
+  if (counts.largest_outside != 0) {
+    const std::int8_t choice = planner.choose(counts.largest_outside);
+    if (choice == tuning_choices::system_mpi) {
+      planner.system_call();
+    } else if (choice == static_cast<std::int8_t>(alltoallv_algorithm::single_copy) &&
+               single_copy_available()) {
+      alltoallv_pull_step(call, counts);
+    } else {
+      alltoallv_region_steps(call, counts);
+    }
+  }
+  alltoallv_report(call, counts);
+}
+
+void coll_engine::alltoallv(const exchange_call& call, bool pull) {
+  const alltoallv_counts counts = alltoallv_counts_step(call);
+  if (counts.largest_outside != 0) {
+    if (pull) {
+      alltoallv_pull_step(call, counts);
+    } else {
+      alltoallv_region_steps(call, counts);
+    }
+  }
+  alltoallv_report(call, counts);
+}
+
+bool coll_engine::alltoallv_alone(const exchange_call& call) {
   if (m_size == 1) {
     const std::size_t n = std::min(call.send_bytes[0], call.receive_bytes[0]);
     const auto* from = static_cast<const std::byte*>(call.input) + call.send_offsets[0];
@@ -71,18 +105,17 @@ void coll_engine::alltoallv(const exchange_call& call, alltoallv_algorithm algor
                                std::to_string(call.receive_bytes[0]) + " from itself",
                            mismatch_error::field::size);
     }
-    return;
+    return true;
   }
   if (largest_header_bytes(static_cast<std::size_t>(m_size)) > slot_payload) {
     throw unsupported_error("cachecomm: alltoallv: more than " +
                             std::to_string(slot_payload / 16 - 1) +
                             " ranks on one node (a rank's counts must fit in one slot)");
   }
-  begin_call(call_kind::alltoallv, 0, datatype::byte, 0xffU);
-  entry.run(*this, call);
+  return false;
 }
 
-void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
+coll_engine::alltoallv_counts coll_engine::alltoallv_counts_step(const exchange_call& call) {
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);
   const auto* in = static_cast<const std::byte*>(call.input);
@@ -126,13 +159,12 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
   }
   post_slot(step, header_slot);  // publishes the 4 KiB slot's blocks too (written before)
 
-  // The first disagreement this rank saw: the sender, what it sends, what this rank receives.
-  int disagreeing = -1;
-  std::size_t disagreeing_sent = 0;
+  alltoallv_counts result;
+  result.own_inline = own_place != blocks_at::buffer;
   auto taken_from = [&](std::size_t rank, std::size_t sent) {
-    if (sent != call.receive_bytes[rank] && disagreeing < 0) {
-      disagreeing = static_cast<int>(rank);
-      disagreeing_sent = sent;
+    if (sent != call.receive_bytes[rank] && result.disagreeing < 0) {
+      result.disagreeing = static_cast<int>(rank);
+      result.disagreeing_sent = sent;
     }
     return std::min(sent, call.receive_bytes[rank]);
   };
@@ -142,7 +174,7 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
 
   // Every header: the blocks meant for this rank that came in a slot, and the largest block that
   // did not (the same on every rank: all read all counts).
-  std::size_t largest_outside = 0;
+  std::size_t& largest_outside = result.largest_outside;
   for (std::size_t distance = 1; distance < size; ++distance) {
     const std::size_t rank = (me + distance) % size;
     wait_slot(static_cast<int>(rank), step, header_slot, "alltoallv (a rank's slot)");
@@ -167,76 +199,93 @@ void coll_engine::alltoallv(const exchange_call& call, bool pull_large) {
       copy_memory(out + call.receive_offsets[rank], blocks + at, taken);
     }
   }
-  const bool own_inline = own_place != blocks_at::buffer;
-  if (!own_inline) {
+  if (!result.own_inline) {
     for (std::size_t r = 0; r < size; ++r)
       if (r != me) largest_outside = std::max(largest_outside, call.send_bytes[r]);
   }
+  finish_step(step);
+  return result;
+}
 
-  const bool pull = pull_large && largest_outside >= pull_min_bytes;
+void coll_engine::alltoallv_pull_step(const exchange_call& call, const alltoallv_counts& counts) {
+  const auto me = static_cast<std::size_t>(m_rank);
+  const auto size = static_cast<std::size_t>(m_size);
+  // One more step: a rank whose blocks left its slot returns only once every rank has finished
+  // it, so its buffer is read while the caller still owns the call. The addresses came in the
+  // counts step, whose slots no rank rewrites before this step is finished.
+  const std::uint32_t step = begin_step();
   int error_number = 0;
   int failed_rank = -1;
-  if (pull) {
-    // Start at the next rank: each buffer is read by one rank at a time, not by all at once.
-    for (std::size_t distance = 1; distance < size && error_number == 0; ++distance) {
-      const std::size_t rank = (me + distance) % size;
-      const std::uint64_t* peer = m_peer_words.data() + rank * peer_words;
-      const std::size_t taken = std::min<std::size_t>(peer[0], call.receive_bytes[rank]);
-      if (peer[1] != 0 || taken == 0) continue;
-      error_number = m_cross->copy_from(static_cast<int>(rank), out + call.receive_offsets[rank],
-                                        peer[2], taken);
-      if (error_number != 0) failed_rank = static_cast<int>(rank);
-    }
+  // Start at the next rank: each buffer is read by one rank at a time, not by all at once.
+  for (std::size_t distance = 1; distance < size && error_number == 0; ++distance) {
+    const std::size_t rank = (me + distance) % size;
+    const std::uint64_t* peer = m_peer_words.data() + rank * peer_words;
+    const std::size_t taken = std::min<std::size_t>(peer[0], call.receive_bytes[rank]);
+    if (peer[1] != 0 || taken == 0) continue;
+    error_number = m_cross->copy_from(
+        static_cast<int>(rank), static_cast<std::byte*>(call.output) + call.receive_offsets[rank],
+        peer[2], taken);
+    if (error_number != 0) failed_rank = static_cast<int>(rank);
   }
   finish_step(step);
-  if (pull && !own_inline) wait_readers(step, "alltoallv (a rank pulling its blocks)");
-
-  if (!pull && largest_outside != 0) {
-    // Every rank takes these steps; a rank whose blocks were not inline owns size chunks of each
-    // region half, one per destination.
-    std::size_t chunk = std::max<std::size_t>(1, m_tuning.region_bytes / (size * size));
-    if (chunk >= cache_line_size) chunk = chunk / cache_line_size * cache_line_size;
-    for (std::size_t offset = 0; offset < largest_outside; offset += chunk) {
-      const std::uint32_t data_step = begin_step();
-      if (!own_inline) {
-        ensure_free(data_step, 2);
-        std::byte* mine = region(data_step) + me * size * chunk;
-        for (std::size_t r = 0; r < size; ++r) {
-          if (r == me || call.send_bytes[r] <= offset) continue;
-          copy_to_shared(mine + r * chunk, in + call.send_offsets[r] + offset,
-                         std::min(chunk, call.send_bytes[r] - offset), m_tuning.streaming_stores);
-        }
-        post_region(data_step);
-      }
-      for (std::size_t distance = 1; distance < size; ++distance) {
-        const std::size_t rank = (me + distance) % size;
-        const std::uint64_t* peer = m_peer_words.data() + rank * peer_words;
-        if (peer[1] != 0 || peer[0] <= offset) continue;
-        wait_region(static_cast<int>(rank), data_step, "alltoallv (a rank's blocks)");
-        const std::size_t taken = std::min<std::size_t>(peer[0], call.receive_bytes[rank]);
-        if (taken > offset) {
-          copy_memory(out + call.receive_offsets[rank] + offset,
-                      region(data_step) + (rank * size + me) * chunk,
-                      std::min(chunk, taken - offset));
-        }
-      }
-      finish_step(data_step);
-    }
-  }
+  if (!counts.own_inline) wait_readers(step, "alltoallv (a rank pulling its blocks)");
   if (error_number != 0) {
     throw cross_memory_failure("single-copy alltoallv", false, failed_rank, error_number);
   }
-  if (disagreeing >= 0) {
-    const std::string who = static_cast<std::size_t>(disagreeing) == me
-                                ? "this rank (node rank " + std::to_string(me) + ") sends itself "
-                                : "node rank " + std::to_string(disagreeing) +
-                                      " sends this rank (node rank " + std::to_string(me) + ") ";
-    throw mismatch_error(
-        "cachecomm: alltoallv: " + who + std::to_string(disagreeing_sent) +
-            " bytes, but this rank's receive count for it is " +
-            std::to_string(call.receive_bytes[static_cast<std::size_t>(disagreeing)]) + " bytes",
-        mismatch_error::field::size);
+}
+
+void coll_engine::alltoallv_region_steps(const exchange_call& call,
+                                         const alltoallv_counts& counts) {
+  const auto me = static_cast<std::size_t>(m_rank);
+  const auto size = static_cast<std::size_t>(m_size);
+  const auto* in = static_cast<const std::byte*>(call.input);
+  auto* out = static_cast<std::byte*>(call.output);
+  // Every rank takes these steps; a rank whose blocks were not inline owns size chunks of each
+  // region half, one per destination.
+  std::size_t chunk = std::max<std::size_t>(1, m_tuning.region_bytes / (size * size));
+  if (chunk >= cache_line_size) chunk = chunk / cache_line_size * cache_line_size;
+  for (std::size_t offset = 0; offset < counts.largest_outside; offset += chunk) {
+    const std::uint32_t data_step = begin_step();
+    if (!counts.own_inline) {
+      ensure_free(data_step, 2);
+      std::byte* mine = region(data_step) + me * size * chunk;
+      for (std::size_t r = 0; r < size; ++r) {
+        if (r == me || call.send_bytes[r] <= offset) continue;
+        copy_to_shared(mine + r * chunk, in + call.send_offsets[r] + offset,
+                       std::min(chunk, call.send_bytes[r] - offset), m_tuning.streaming_stores);
+      }
+      post_region(data_step);
+    }
+    for (std::size_t distance = 1; distance < size; ++distance) {
+      const std::size_t rank = (me + distance) % size;
+      const std::uint64_t* peer = m_peer_words.data() + rank * peer_words;
+      if (peer[1] != 0 || peer[0] <= offset) continue;
+      wait_region(static_cast<int>(rank), data_step, "alltoallv (a rank's blocks)");
+      const std::size_t taken = std::min<std::size_t>(peer[0], call.receive_bytes[rank]);
+      if (taken > offset) {
+        copy_memory(out + call.receive_offsets[rank] + offset,
+                    region(data_step) + (rank * size + me) * chunk,
+                    std::min(chunk, taken - offset));
+      }
+    }
+    finish_step(data_step);
   }
+}
+
+void coll_engine::alltoallv_report(const exchange_call& call,
+                                   const alltoallv_counts& counts) const {
+  if (counts.disagreeing < 0) return;
+  const auto me = static_cast<std::size_t>(m_rank);
+  const std::string who = static_cast<std::size_t>(counts.disagreeing) == me
+                              ? "this rank (node rank " + std::to_string(me) + ") sends itself "
+                              : "node rank " + std::to_string(counts.disagreeing) +
+                                    " sends this rank (node rank " + std::to_string(me) + ") ";
+  throw mismatch_error(
+      "cachecomm: alltoallv: " + who + std::to_string(counts.disagreeing_sent) +
+          " bytes, but this rank's receive count for it is " +
+          std::to_string(call.receive_bytes[static_cast<std::size_t>(counts.disagreeing)]) +
+          " bytes",
+      mismatch_error::field::size);
 }
 
 }  // namespace cachecomm::detail

@@ -155,6 +155,9 @@ class coll_engine {
   /// slot; every rank reads all slots, so all agree on the path of the larger blocks. A rank whose
   /// receive count from a rank differs from what that rank sends it fails after the call.
   void alltoallv(const exchange_call& call, alltoallv_algorithm algorithm);
+  /// The automatic alltoallv: its path is chosen inside the call, once the first step has told
+  /// every rank every count (alltoallv_planner).
+  void alltoallv(const exchange_call& call, alltoallv_planner& planner);
   /// Bytes of blocks (to the other ranks) that fit in a rank's slot beside its counts: a rank that
   /// sends no more is never read from its own buffer.
   [[nodiscard]] std::size_t alltoallv_inline_bytes() const;
@@ -170,9 +173,9 @@ class coll_engine {
   void gatherv(const vector_call& call, bool single_copy);
   /// Both scatterv algorithms: `pull_large` lets the root choose the single-copy path.
   void scatterv(const vector_call& call, bool pull_large);
-  /// Both alltoallv algorithms: `pull_large` lets the ranks pull blocks from their owners when the
-  /// largest block has 32 KiB or more.
-  void alltoallv(const exchange_call& call, bool pull_large);
+  /// Both alltoallv algorithms: `pull` lets the ranks pull the blocks that left the slots from
+  /// their owners' buffers; otherwise they go through the data region.
+  void alltoallv(const exchange_call& call, bool pull);
   void gather_central(const void* input, void* output, std::size_t block_bytes, int root);
   void gather_single_copy(const void* input, void* output, std::size_t block_bytes, int root);
   void scatter_central(const void* input, void* output, std::size_t block_bytes, int root);
@@ -319,6 +322,19 @@ class coll_engine {
   std::uint64_t published_address(int rank, std::uint32_t step, const char* what);
   /// Waits until every other rank has finished `step` (they read this rank's buffer).
   void wait_readers(std::uint32_t step, const char* what);
+  // alltoallv's parts (alltoallv.cpp): the counts step, then the path of the blocks that left the
+  // slots, then the report of a count disagreement this rank saw.
+  struct alltoallv_counts {
+    std::size_t largest_outside = 0;  ///< the largest block not in a slot: the same on every rank
+    bool own_inline = true;           ///< this rank's blocks went in its slot
+    int disagreeing = -1;             ///< the first rank whose count disagreed with this rank's
+    std::size_t disagreeing_sent = 0;
+  };
+  bool alltoallv_alone(const exchange_call& call);  ///< one rank (done), or too many ranks (throws)
+  alltoallv_counts alltoallv_counts_step(const exchange_call& call);
+  void alltoallv_pull_step(const exchange_call& call, const alltoallv_counts& counts);
+  void alltoallv_region_steps(const exchange_call& call, const alltoallv_counts& counts);
+  void alltoallv_report(const exchange_call& call, const alltoallv_counts& counts) const;
 
   int m_size = 1;
   int m_rank = 0;

@@ -227,6 +227,7 @@ std::string setting_name(tuned_op op) {
     case tuned_op::scatter: return "CACHECOMM_SCATTER";
     case tuned_op::alltoall: return "CACHECOMM_ALLTOALL";
     case tuned_op::allgatherv: return "CACHECOMM_ALLGATHERV";
+    case tuned_op::alltoallv: return "CACHECOMM_ALLTOALLV";
   }
   return "CACHECOMM_<OP>";
 }

@@ -50,7 +50,8 @@ inline constexpr std::size_t single_copy_gather_min_bytes = 128U << 10;
 /// (system_gather_reason).
 inline constexpr std::size_t system_gather_min_bytes = single_copy_gather_min_bytes;
 inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
-/// Alltoallv's single copy pulls from this largest block (below: through the data region). At 2
+/// The rules' alltoallv pulls from this largest block that left the slots (below: through the data
+/// region; online selection measures both from 16 KiB and may pick either or MPI's call). At 2
 /// ranks, osu_alltoallv at 32 KiB preloaded: 4.8-6.0 us pulled (median 5.0) against 5.5-6.1
 /// through the region and 5.3-5.5 plain (Open MPI 4.1); cachecomm-bench hot per-call: 4.8 pulled,
 /// 5.5 region, 5.5 MPI (an earlier run: 5.6, 5.0, 6.8); at 16 KiB the region was faster (3.1
@@ -516,26 +517,22 @@ inline selection<scatterv_algorithm> select_scatterv(const selection_input& inpu
           "blocks in the root's slot when all fit, otherwise through the data region"};
 }
 
-/// Alltoallv: the same on every rank (no rank knows the others' counts): single copy at 2 ranks on
-/// their own cores, as alltoall's rule. Inside the call every rank reads every rank's counts, so
-/// single copy pulls only when the largest block of the call has 32 KiB or more (below, blocks go
-/// through the slots or the data region as with central); `bytes` (the largest block) only picks
-/// the reason.
+/// Alltoallv: no rank knows the others' counts before the call, so the choice is taken inside it,
+/// after its first step has shown every rank every count (coll_engine::alltoallv): `bytes` is the
+/// largest block that did not fit in the slots, the same on every rank. Single copy from 32 KiB at
+/// 2 ranks on their own cores; the blocks in the slots travel the same way in both.
 inline selection<alltoallv_algorithm> select_alltoallv(const selection_input& input,
                                                        alltoallv_algorithm requested) {
   if (requested != alltoallv_algorithm::automatic) {
     return {requested, "set by CACHECOMM_ALLTOALLV"};
   }
-  if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node)) {
-    if (input.bytes >= thresholds::alltoallv_pull_min_bytes) {
-      return {alltoallv_algorithm::single_copy,
-              "2 ranks on their own cores, largest block of 32 KiB or more: each rank pulls its "
-              "blocks straight from the owners' buffers (cross-memory attach)"};
-    }
+  if (const auto id = selection_rules::measured_choice(input, tuned_op::alltoallv); id > 0)
+    return {static_cast<alltoallv_algorithm>(id), measured_reason};
+  if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node) &&
+      input.bytes >= thresholds::alltoallv_pull_min_bytes) {
     return {alltoallv_algorithm::single_copy,
-            "2 ranks on their own cores (the choice cannot depend on counts each rank alone "
-            "knows); largest block under 32 KiB: the blocks go through the slots or the data "
-            "region, as with central"};
+            "2 ranks on their own cores, largest block of 32 KiB or more: each rank pulls its "
+            "blocks straight from the owners' buffers (cross-memory attach)"};
   }
   return {alltoallv_algorithm::central,
           "a rank's blocks in its slot when they fit, otherwise through the data region"};

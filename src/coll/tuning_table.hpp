@@ -26,9 +26,12 @@ enum class tuned_op : std::uint8_t {
   gather,
   scatter,
   alltoall,
-  allgatherv
+  allgatherv,
+  /// Keyed by the largest block that leaves the slots, which every rank learns in the call's
+  /// first step (alltoallv.cpp): planned inside the call.
+  alltoallv
 };
-inline constexpr std::size_t tuned_op_count = 9;
+inline constexpr std::size_t tuned_op_count = 10;
 /// A tuning file must measure the first five; the later ones may be missing (files written before
 /// they were tuned, or a run with --op): the built-in rules decide them.
 inline constexpr std::size_t required_tuned_op_count = 5;

@@ -4,6 +4,7 @@
 // reduce-scatters), allgatherv.cpp, gatherv.cpp, scatterv.cpp and alltoallv.cpp.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -166,8 +167,10 @@ algorithm_choice explain_gatherv(comm& c, std::size_t bytes) {
 
 algorithm_choice explain_alltoallv(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  return explained(
-      detail::select_alltoallv(selection_for(c, engine, bytes), engine.tuning().alltoallv));
+  return detail::explain_automatic(
+      c, detail::tuned_op::alltoallv, bytes,
+      explained(
+          detail::select_alltoallv(selection_for(c, engine, bytes), engine.tuning().alltoallv)));
 }
 
 algorithm_choice explain_scatterv(comm& c, std::size_t bytes) {
@@ -528,6 +531,61 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
   engine.scatterv(call, algorithm);
 }
 
+namespace {
+
+/// The automatic alltoallv's choice, taken inside the call from the largest block that left the
+/// slots (coll_engine::alltoallv): a forced choice, the tuning file, online selection (the system
+/// MPI among its candidates) or the rules. A trial call is timed from here, before its first step,
+/// to its end; a call that throws records nothing.
+template <typename SystemCall>
+class alltoallv_automatic final : public detail::alltoallv_planner {
+ public:
+  alltoallv_automatic(comm& c, detail::coll_engine& engine, bool in_place_call,
+                      SystemCall system_call)
+      : m_comm(c), m_engine(engine), m_in_place(in_place_call), m_system_call(system_call) {}
+  alltoallv_automatic(const alltoallv_automatic&) = delete;
+  alltoallv_automatic& operator=(const alltoallv_automatic&) = delete;
+  ~alltoallv_automatic() = default;
+
+  std::int8_t choose(std::size_t largest_outside) override {
+    m_bytes = largest_outside;
+    m_plan = detail::plan_automatic_call(m_comm, op, largest_outside);
+    if (m_plan.choice == detail::tuning_choices::system_mpi && m_in_place) {
+      // In place, the first step has already received blocks over the ones this rank sends, so
+      // MPI's call cannot start from the buffer: the rules' path instead, and no sample (every
+      // rank passes MPI_IN_PLACE, so none times this call).
+      m_plan.trial = false;
+      return static_cast<std::int8_t>(
+          detail::select_alltoallv(selection_for(m_comm, m_engine, largest_outside),
+                                   alltoallv_algorithm::automatic)
+              .algorithm);
+    }
+    return m_plan.choice;
+  }
+  void system_call() override { m_system_call(); }
+  /// After the call: hands a trial call's time to online selection.
+  void record() const {
+    if (!m_plan.trial) return;
+    const auto elapsed =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - m_start);
+    detail::record_trial(m_comm, op, m_bytes, static_cast<std::uint64_t>(elapsed.count()));
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  static constexpr auto op = detail::tuned_op::alltoallv;
+  comm& m_comm;
+  detail::coll_engine& m_engine;
+  bool m_in_place;
+  SystemCall m_system_call;
+  // Read on every call: the trial's plan is known only after the first step.
+  clock::time_point m_start = clock::now();
+  std::size_t m_bytes = 0;
+  detail::automatic_plan m_plan;
+};
+
+}  // namespace
+
 void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_counts,
                std::span<const std::size_t> send_displacements, void* receive,
                std::span<const std::size_t> receive_counts,
@@ -568,7 +626,8 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
   const byte_view sent = in_place_call ? received : view_of(0, send_counts, send_displacements);
   if (received.largest != 0) check_buffer(what, "receive", receive);
   if (!in_place_call && sent.largest != 0) check_buffer(what, "send", send);
-  if (!c.impl().single_node()) {
+  // The system MPI's call, with the caller's arguments as bytes.
+  auto system_call = [&](const void* mpi_send) {
     auto as_mpi = [&](const std::size_t* values) {
       return mpi_counts(std::vector<std::size_t>(values, values + ranks), what);
     };
@@ -576,20 +635,17 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
     const std::vector<int> mpi_receive_offsets = as_mpi(received.offsets);
     std::vector<int> mpi_send_bytes;
     std::vector<int> mpi_send_offsets;
-    if (!in_place_call) {
+    if (mpi_send != MPI_IN_PLACE) {
       mpi_send_bytes = as_mpi(sent.bytes);
       mpi_send_offsets = as_mpi(sent.offsets);
     }
-    CACHECOMM_MPI(MPI_Alltoallv(in_place_call ? MPI_IN_PLACE : send, mpi_send_bytes.data(),
-                                mpi_send_offsets.data(), MPI_BYTE, receive,
-                                mpi_receive_bytes.data(), mpi_receive_offsets.data(), MPI_BYTE,
-                                c.mpi_comm()));
+    CACHECOMM_MPI(MPI_Alltoallv(mpi_send, mpi_send_bytes.data(), mpi_send_offsets.data(), MPI_BYTE,
+                                receive, mpi_receive_bytes.data(), mpi_receive_offsets.data(),
+                                MPI_BYTE, c.mpi_comm()));
+  };
+  if (!c.impl().single_node()) {
+    system_call(in_place_call ? MPI_IN_PLACE : send);
     return;
-  }
-  if (algorithm == alltoallv_algorithm::automatic) {
-    // Not from the sizes: each rank knows only its own, and every rank must choose the same.
-    algorithm =
-        detail::select_alltoallv(selection_for(c, engine, 0), engine.tuning().alltoallv).algorithm;
   }
   const void* input = in_place_call ? receive : send;
   // In place, a rank whose blocks leave its slot still sends them (pulled, or through the region)
@@ -612,7 +668,14 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
   }
   const detail::exchange_call call{input,   sent.bytes,     sent.offsets,
                                    receive, received.bytes, received.offsets};
-  engine.alltoallv(call, algorithm);
+  if (algorithm != alltoallv_algorithm::automatic) {
+    engine.alltoallv(call, algorithm);
+    return;
+  }
+  alltoallv_automatic plan(c, engine, in_place_call,
+                           [&] { system_call(in_place_call ? MPI_IN_PLACE : send); });
+  engine.alltoallv(call, plan);
+  plan.record();
 }
 
 }  // namespace cachecomm

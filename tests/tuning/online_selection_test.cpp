@@ -176,6 +176,44 @@ void call_and_check(comm& c, tuned_op op, std::size_t count, int iteration) {
       }
       break;
     }
+    case tuned_op::alltoallv: {
+      // Rank 0 sends rank `size - 1` `count` elements, every other pair 1 element (a slot's worth):
+      // the call's largest block is `count` elements on every rank, although one rank sends it.
+      const auto ranks = static_cast<std::size_t>(size);
+      auto block_count = [&](int from, int to) {
+        return from == 0 && to == size - 1 ? count : std::size_t{1};
+      };
+      std::vector<std::size_t> send_counts(ranks);
+      std::vector<std::size_t> send_offsets(ranks);
+      std::vector<std::size_t> receive_counts(ranks);
+      std::vector<std::size_t> receive_offsets(ranks);
+      std::size_t sent = 0;
+      std::size_t received = 0;
+      for (int r = 0; r < size; ++r) {
+        const auto at = static_cast<std::size_t>(r);
+        send_counts[at] = block_count(rank, r);
+        send_offsets[at] = sent;
+        sent += send_counts[at];
+        receive_counts[at] = block_count(r, rank);
+        receive_offsets[at] = received;
+        received += receive_counts[at];
+      }
+      std::vector<long long> blocks(sent);
+      for (int to = 0; to < size; ++to) {
+        const auto at = static_cast<std::size_t>(to);
+        for (std::size_t i = 0; i < send_counts[at]; ++i)
+          blocks[send_offsets[at] + i] = value(rank, i) + 7LL * to;
+      }
+      std::vector<long long> output(received, -1);
+      alltoallv(c, blocks.data(), send_counts, send_offsets, output.data(), receive_counts,
+                receive_offsets, datatype::int64);
+      for (int from = 0; from < size; ++from) {
+        const auto at = static_cast<std::size_t>(from);
+        for (std::size_t i = 0; i < receive_counts[at]; ++i)
+          ASSERT_EQ(output[receive_offsets[at] + i], value(from, i) + 7LL * rank) << from;
+      }
+      break;
+    }
     case tuned_op::barrier: break;
   }
 }
@@ -200,6 +238,7 @@ std::string choice_of(comm& c, tuned_op op, std::size_t bytes) {
     case tuned_op::scatter: return explain_scatter(c, bytes).algorithm;
     case tuned_op::alltoall: return explain_alltoall(c, bytes).algorithm;
     case tuned_op::allgatherv: return explain_allgatherv(c, bytes).algorithm;
+    case tuned_op::alltoallv: return explain_alltoallv(c, bytes).algorithm;
     case tuned_op::barrier: break;
   }
   return {};
@@ -248,6 +287,38 @@ TEST(OnlineSelection, ConvergesToOneChoiceOnEveryRankUnderRandomDelays) {
       EXPECT_EQ(online.describe(op, bytes), before);
     }
   }
+}
+
+// Alltoallv is planned inside the call, from the largest block that left the slots, which one rank
+// alone sends (call_and_check): every rank must still take the same choice on every call.
+TEST(OnlineSelection, AlltoallvConvergesFromTheLargestBlockOfTheCall) {
+  comm c(MPI_COMM_WORLD, online_config().set("CACHECOMM_TUNING", "off"));
+  random_delays delays(c.rank());
+  constexpr std::size_t inline_count = 3;  // every block in its slot: nothing left to choose
+  constexpr std::size_t large_count = 40000;
+  for (int iteration = 0; iteration < calls_per_size; ++iteration) {
+    for (const std::size_t count : {inline_count, large_count}) {
+      delays.pause();
+      ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::alltoallv, count, iteration));
+    }
+  }
+  const detail::online_selector& online = selector_of(c);
+  constexpr std::size_t large_bytes = large_count * sizeof(long long);
+  EXPECT_EQ(online.source_of(tuned_op::alltoallv, inline_count * sizeof(long long)),
+            choice_source::unused);
+  if (!online_applies(c) || c.size() < 2) {
+    EXPECT_NE(online.source_of(tuned_op::alltoallv, large_bytes), choice_source::online);
+    return;
+  }
+  const std::string line = online.describe(tuned_op::alltoallv, large_bytes);
+  if (c.rank() == 0) std::printf("%s\n", line.c_str());
+  ASSERT_EQ(online.source_of(tuned_op::alltoallv, large_bytes), choice_source::online) << line;
+  EXPECT_NE(line.find("mpi "), std::string::npos) << line;
+  expect_same_on_every_rank(line);
+  expect_same_on_every_rank(choice_of(c, tuned_op::alltoallv, large_bytes));
+  for (int iteration = 0; iteration < 3; ++iteration)
+    ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::alltoallv, large_count, iteration));
+  EXPECT_EQ(online.describe(tuned_op::alltoallv, large_bytes), line);
 }
 
 TEST(OnlineSelection, ReChecksRunInLockstepAndAgreeOnEveryRankUnderRandomDelays) {

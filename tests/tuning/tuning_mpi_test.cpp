@@ -100,11 +100,12 @@ std::string all_choices(comm& c, std::size_t bytes) {
          explain_allreduce(c, bytes).algorithm + " " + explain_allgather(c, bytes).algorithm + " " +
          explain_gather(c, bytes).algorithm + " " + explain_scatter(c, bytes).algorithm + " " +
          explain_alltoall(c, bytes).algorithm + " " + explain_allgatherv(c, bytes).algorithm + " " +
-         std::string(to_string(c.default_barrier())) + " " + c.default_barrier_reason();
+         explain_alltoallv(c, bytes).algorithm + " " + std::string(to_string(c.default_barrier())) +
+         " " + c.default_barrier_reason();
 }
 
-/// Gather, scatter, alltoall and allgatherv, automatic, of `count` elements per rank (`input`: this
-/// rank's, element i is i + rank).
+/// Gather, scatter, alltoall, allgatherv and alltoallv (in place too), automatic, of `count`
+/// elements per rank (`input`: this rank's, element i is i + rank).
 void expect_block_collectives_correct(comm& c, const std::vector<long long>& input,
                                       std::size_t count) {
   const int rank = c.rank();
@@ -141,6 +142,27 @@ void expect_block_collectives_correct(comm& c, const std::vector<long long>& inp
   allgatherv(c, input.data(), count, all.data(), counts, displacements, datatype::int64);
   for (std::size_t from = 0; from < ranks; ++from)
     ASSERT_EQ(all[from * count + count - 1], value(from, count - 1)) << "allgatherv";
+  // Alltoallv chooses inside the call; in place it cannot hand its buffer to the system MPI (its
+  // first step has received into it) and must still be right where the file says mpi.
+  for (const bool in_place_call : {false, true}) {
+    for (std::size_t to = 0; to < ranks; ++to)
+      for (std::size_t i = 0; i < count; ++i) sent[to * count + i] = value(to, i) + 1000 * rank;
+    std::fill(all.begin(), all.end(), -1);
+    if (in_place_call) {
+      all = sent;
+      alltoallv(c, in_place, {}, {}, all.data(), counts, displacements, datatype::int64);
+    } else {
+      alltoallv(c, sent.data(), counts, displacements, all.data(), counts, displacements,
+                datatype::int64);
+    }
+    for (std::size_t from = 0; from < ranks; ++from) {
+      for (const std::size_t i : {std::size_t{0}, count - 1}) {
+        ASSERT_EQ(all[from * count + i],
+                  value(static_cast<std::size_t>(rank), i) + 1000 * static_cast<long long>(from))
+            << "alltoallv, in place " << in_place_call;
+      }
+    }
+  }
 }
 
 /// Every data collective and the barrier, automatic, checked against the expected values (both
@@ -217,6 +239,7 @@ TEST(Tuning, SystemMpiChosenForEveryOperationIsCorrect) {
     EXPECT_EQ(explain_scatter(c, bytes).algorithm, "mpi");
     EXPECT_EQ(explain_alltoall(c, bytes).algorithm, "mpi");
     EXPECT_EQ(explain_allgatherv(c, bytes).algorithm, "mpi");
+    EXPECT_EQ(explain_alltoallv(c, bytes).algorithm, "mpi");
   }
   EXPECT_EQ(c.default_barrier_reason().find("MPI_Barrier") != std::string::npos, one_node(c))
       << c.default_barrier_reason();
@@ -233,7 +256,8 @@ TEST(Tuning, MeasuredAlgorithmIsUsed) {
                      case tuned_op::gather:
                      case tuned_op::scatter:
                      case tuned_op::alltoall:
-                     case tuned_op::allgatherv: return "central";
+                     case tuned_op::allgatherv:
+                     case tuned_op::alltoallv: return "central";
                      default: return "reduce-scatter";
                    }
                  })}));
