@@ -107,18 +107,19 @@ struct exchange_call {
   const std::size_t* receive_offsets = nullptr;
 };
 using exchange_function = void (*)(coll_engine& engine, const exchange_call& call);
-/// The automatic alltoallv's choice, taken inside the call (coll_engine::alltoallv): choose() is
-/// called on every rank with the same value, the largest block that did not fit in the slots, once
-/// the first step has shown every rank every count (not at all when every block fit). It returns an
-/// alltoallv_algorithm id, or tuning_choices::system_mpi: then the engine ends the first step and
-/// calls system_call(), which must carry out the whole call.
-class alltoallv_planner {
+/// An automatic choice taken inside the call, where no size is known to every rank before it
+/// (alltoallv, gatherv): once the call's first step has shown the ranks what they need, the engine
+/// calls choose() on every rank with the same value (alltoallv: the largest block that did not fit
+/// in the slots; gatherv: the non-root's block). It returns an algorithm id of the operation's
+/// registry, or tuning_choices::system_mpi: then the engine ends the first step and calls
+/// system_call(), which must carry out the whole call.
+class in_call_planner {
  public:
-  virtual std::int8_t choose(std::size_t largest_outside) = 0;
+  virtual std::int8_t choose(std::size_t bytes) = 0;
   virtual void system_call() = 0;
 
  protected:
-  ~alltoallv_planner() = default;
+  ~in_call_planner() = default;
 };
 
 using broadcast_entry = algorithm_entry<broadcast_algorithm, broadcast_function>;

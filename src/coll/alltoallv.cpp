@@ -8,7 +8,7 @@
 // one chunk per pair of ranks and step, as many steps as the largest of them needs. The automatic
 // choice is taken there too, from the largest block that did not fit (the same on every rank):
 // the rules, the tuning file or online selection, which may hand the whole call to the system MPI
-// (alltoallv_planner). A rank that receives from a rank another count than that rank sends it
+// (in_call_planner). A rank that receives from a rank another count than that rank sends it
 // takes the smaller part and fails after the call, naming both (as MPI reports a truncation at the
 // receiver); the other ranks are not affected.
 #include <algorithm>
@@ -63,7 +63,7 @@ void coll_engine::alltoallv(const exchange_call& call, alltoallv_algorithm algor
   entry.run(*this, call);
 }
 
-void coll_engine::alltoallv(const exchange_call& call, alltoallv_planner& planner) {
+void coll_engine::alltoallv(const exchange_call& call, in_call_planner& planner) {
   if (alltoallv_alone(call)) return;
   begin_call(call_kind::alltoallv, 0, datatype::byte, 0xffU);
   const alltoallv_counts counts = alltoallv_counts_step(call);

@@ -128,6 +128,7 @@ void coll_engine::agree_on_call(tuned_op op, std::size_t bytes, datatype type,
     case tuned_op::alltoall: kind = call_kind::alltoall; break;
     case tuned_op::allgatherv: kind = call_kind::allgatherv; break;
     case tuned_op::alltoallv: kind = call_kind::alltoallv; break;
+    case tuned_op::gatherv: kind = call_kind::gatherv; break;
     case tuned_op::barrier:
     case tuned_op::reduce:
     case tuned_op::allreduce: break;

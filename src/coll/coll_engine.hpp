@@ -147,6 +147,10 @@ class coll_engine {
   /// gatherv (gatherv.cpp): every rank's count travels with its first step and the root checks it;
   /// central also sends the root's counts to every rank, so both sides report a disagreement.
   void gatherv(const vector_call& call, gatherv_algorithm algorithm);
+  /// The automatic gatherv of a pair of ranks (gatherv.cpp): the non-root's block, which both know
+  /// after the first step, chooses from thresholds::pair_gatherv_planned_min_bytes on
+  /// (in_call_planner); smaller blocks take the single-copy path, posted and left.
+  void gatherv_pair(const vector_call& call, in_call_planner& planner);
   /// scatterv (scatterv.cpp): the root decides the path and posts it with its counts; a rank whose
   /// receive count differs from the root's count for it fails after the call. The root's `output`
   /// may be null (in place).
@@ -156,8 +160,8 @@ class coll_engine {
   /// receive count from a rank differs from what that rank sends it fails after the call.
   void alltoallv(const exchange_call& call, alltoallv_algorithm algorithm);
   /// The automatic alltoallv: its path is chosen inside the call, once the first step has told
-  /// every rank every count (alltoallv_planner).
-  void alltoallv(const exchange_call& call, alltoallv_planner& planner);
+  /// every rank every count (in_call_planner).
+  void alltoallv(const exchange_call& call, in_call_planner& planner);
   /// Bytes of blocks (to the other ranks) that fit in a rank's slot beside its counts: a rank that
   /// sends no more is never read from its own buffer.
   [[nodiscard]] std::size_t alltoallv_inline_bytes() const;

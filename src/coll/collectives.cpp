@@ -211,6 +211,7 @@ bool automatic_setting(const detail::coll_engine& engine, detail::tuned_op op) {
     case detail::tuned_op::alltoall: return tuning.alltoall == alltoall_algorithm::automatic;
     case detail::tuned_op::allgatherv: return tuning.allgatherv == allgatherv_algorithm::automatic;
     case detail::tuned_op::alltoallv: return tuning.alltoallv == alltoallv_algorithm::automatic;
+    case detail::tuned_op::gatherv: return tuning.gatherv == gatherv_algorithm::automatic;
     case detail::tuned_op::barrier: break;
   }
   return true;
@@ -258,6 +259,8 @@ std::int8_t rule_choice(const detail::selection_input& input, const detail::coll
           detail::select_allgatherv(input, tuning.allgatherv).algorithm);
     case tuned_op::alltoallv:
       return static_cast<std::int8_t>(detail::select_alltoallv(input, tuning.alltoallv).algorithm);
+    case tuned_op::gatherv:
+      return static_cast<std::int8_t>(detail::select_gatherv(input, tuning.gatherv).algorithm);
     case tuned_op::barrier: break;
   }
   throw usage_error("cachecomm: the barrier has no per-call choice");
@@ -335,6 +338,8 @@ std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::select
       return candidates_from(detail::allgatherv_registry(), input.node, first, 0);
     case detail::tuned_op::alltoallv:
       return candidates_from(detail::alltoallv_registry(), input.node, first, 0);
+    case detail::tuned_op::gatherv:
+      return candidates_from(detail::gatherv_registry(), input.node, first, 0);
     case detail::tuned_op::barrier: break;
   }
   return {first};

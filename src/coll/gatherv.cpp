@@ -13,6 +13,14 @@
 // part of the data region in the same step; a larger block is pulled by the root from its owner's
 // buffer in the same step (its owner waits for that). A disagreement is reported by the root alone
 // (as MPI reports a truncation at the receiver).
+//
+// The automatic choice of a pair (gatherv_pair): the root posts its count for the other rank in
+// its small slot, and a non-root whose block has thresholds::pair_gatherv_planned_min_bytes or more
+// reads it, so where the two counts agree both know the block's size and choose its path inside the
+// call (the tuning file, online selection with the system MPI among the candidates, or the rules):
+// pulled by the root (single copy), or through the data region in chunks of half the region,
+// which the root copies out while the non-root copies in the next (central). A smaller block, or
+// counts that disagree, take single copy's path, decided by the non-root's count on both sides.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -20,7 +28,9 @@
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
 #include "coll/mismatch_error.hpp"
+#include "coll/selection.hpp"
 #include "coll/shared_copy.hpp"
+#include "coll/tuning_table.hpp"
 #include "shm/memory_copy.hpp"
 
 namespace cachecomm::detail {
@@ -211,6 +221,124 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
         "cachecomm: gatherv: " + who + " sends " + std::to_string(disagreeing_sent) +
             " bytes, but the root's count for it (node rank " + std::to_string(root) +
             "'s counts) is " + std::to_string(disagreeing_expected) + " bytes",
+        mismatch_error::field::size);
+  }
+}
+
+void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner) {
+  const auto me = static_cast<std::size_t>(m_rank);
+  const auto root = static_cast<std::size_t>(call.root);
+  const bool is_root = me == root;
+  const std::size_t other = 1 - me;
+  const auto* in = static_cast<const std::byte*>(call.input);
+  auto* out = static_cast<std::byte*>(call.output);
+  const std::size_t region_part = m_tuning.region_bytes / 2 / cache_line_size * cache_line_size;
+  begin_call(call_kind::gatherv, 0, datatype::byte, 0xffU);
+  const std::uint32_t step = begin_step();
+  std::size_t sent = 0;      // the non-root's count
+  std::size_t expected = 0;  // the root's count for the non-root
+  std::uint64_t address = 0;
+  if (is_root) {
+    expected = call.bytes[other];
+    ensure_free(step, slot_depth(8));
+    put_word(slot_data(m_rank, step, 8), 0, expected);
+    post_slot(step, 8);
+    const std::size_t own = std::min(call.own_bytes, call.bytes[me]);
+    if (own != 0 && in != out + call.offsets[me]) copy_memory(out + call.offsets[me], in, own);
+    wait_slot(static_cast<int>(other), step, slot_payload, "gatherv (the non-root's slot)");
+    const std::byte* slot = slot_data(static_cast<int>(other), step, slot_payload);
+    sent = word(slot, 0);
+    address = word(slot, 1);
+  } else {
+    sent = call.own_bytes;
+    // Staged in the region (posted and left) only below the planned sizes.
+    const bool staging = sent > inline_bytes && sent < thresholds::pair_gatherv_planned_min_bytes &&
+                         sent <= std::min(staged_max_bytes, region_part);
+    ensure_free(step, staging ? 2U : slot_depth(slot_payload));
+    if (staging) {
+      copy_to_shared(region(step) + me * region_part, in, sent, m_tuning.streaming_stores);
+      post_region(step);
+    }
+    std::byte* own_slot = slot_data(m_rank, step, slot_payload);
+    put_word(own_slot, 0, sent);
+    put_word(own_slot, 1, reinterpret_cast<std::uintptr_t>(call.input));
+    if (sent <= inline_bytes && sent != 0) copy_memory(own_slot + header_words * 8, in, sent);
+    post_slot(step, slot_payload);
+    if (sent >= thresholds::pair_gatherv_planned_min_bytes) {
+      wait_slot(call.root, step, 8, "gatherv (the root's count)");
+      expected = word(slot_data(call.root, step, 8), 0);
+    } else {
+      expected = sent;  // not read: the path below depends on the non-root's count alone
+    }
+  }
+  // Both sides know both counts wherever a plan is possible (below the planned sizes the non-root
+  // does not read the root's, and neither side plans).
+  const bool planned = sent >= thresholds::pair_gatherv_planned_min_bytes && sent == expected;
+  const std::int8_t choice =
+      planned ? planner.choose(sent) : static_cast<std::int8_t>(gatherv_algorithm::single_copy);
+  if (choice == tuning_choices::system_mpi) {
+    finish_step(step);
+    planner.system_call();
+    return;
+  }
+  const bool through_region =
+      choice == static_cast<std::int8_t>(gatherv_algorithm::central) || !single_copy_available();
+  const std::size_t taken = std::min(sent, expected);
+  int error_number = 0;
+  if (is_root && !(planned && through_region)) {
+    std::byte* into = out + call.offsets[other];
+    const std::byte* slot = slot_data(static_cast<int>(other), step, slot_payload);
+    if (expected <= inline_bytes || sent <= inline_bytes) {
+      if (sent <= inline_bytes && taken != 0) copy_memory(into, slot + header_words * 8, taken);
+    } else if (sent < thresholds::pair_gatherv_planned_min_bytes &&
+               sent <= std::min(staged_max_bytes, region_part)) {
+      wait_region(static_cast<int>(other), step, "gatherv (the non-root's block)");
+      copy_memory(into, region(step) + other * region_part, taken);
+    } else {
+      error_number = m_cross->copy_from(static_cast<int>(other), into, address, taken);
+    }
+  }
+  finish_step(step);
+  if (!is_root && !(planned && through_region) &&
+      sent >= thresholds::pair_gatherv_planned_min_bytes && expected > inline_bytes) {
+    // The root reads this rank's buffer in this step: the caller may reuse it only after.
+    m_wait->wait_reach(m_done[root].value, step, call.root,
+                       "gatherv (the root reading this rank's block)");
+  }
+  if (planned && through_region) {
+    // Half the region per step: the root copies a chunk out while the non-root copies the next in.
+    for (std::size_t offset = 0; offset < sent; offset += region_part) {
+      const std::uint32_t data_step = begin_step();
+      const std::size_t n = std::min(region_part, sent - offset);
+      if (is_root) {
+        wait_region(static_cast<int>(other), data_step, "gatherv (the non-root's block)");
+        copy_memory(out + call.offsets[other] + offset, region(data_step) + other * region_part, n);
+      } else {
+        ensure_free(data_step, 2);
+        copy_to_shared(region(data_step) + me * region_part, in + offset, n,
+                       m_tuning.streaming_stores);
+        post_region(data_step);
+      }
+      finish_step(data_step);
+    }
+  }
+  if (error_number != 0) {
+    throw cross_memory_failure("single-copy gatherv", false, static_cast<int>(other), error_number);
+  }
+  if (sent != expected) {
+    const std::string who = is_root ? "node rank " + std::to_string(other)
+                                    : "this rank (node rank " + std::to_string(me) + ")";
+    throw mismatch_error("cachecomm: gatherv: " + who + " sends " + std::to_string(sent) +
+                             " bytes, but the root's count for it (node rank " +
+                             std::to_string(root) + "'s counts) is " + std::to_string(expected) +
+                             " bytes",
+                         mismatch_error::field::size);
+  }
+  if (is_root && call.own_bytes != call.bytes[me]) {
+    throw mismatch_error(
+        "cachecomm: gatherv: this rank (node rank " + std::to_string(me) + ") sends " +
+            std::to_string(call.own_bytes) + " bytes, but the root's count for it (node rank " +
+            std::to_string(root) + "'s counts) is " + std::to_string(call.bytes[me]) + " bytes",
         mismatch_error::field::size);
   }
 }

@@ -57,6 +57,10 @@ inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
 /// 5.5 region, 5.5 MPI (an earlier run: 5.6, 5.0, 6.8); at 16 KiB the region was faster (3.1
 /// against 3.5 pulled).
 inline constexpr std::size_t alltoallv_pull_min_bytes = 32U << 10;
+/// A pair's gatherv chooses inside the call from this non-root block (coll_engine::gatherv_pair):
+/// where online selection starts by default; below, the non-root posts its block and leaves
+/// without reading the root's count.
+inline constexpr std::size_t pair_gatherv_planned_min_bytes = 16U << 10;
 /// Oversubscribed rooted reduce through slots up to this size.
 inline constexpr std::size_t oversubscribed_slot_reduce_max_bytes = 128U << 10;
 /// Oversubscribed allreduce (4 ranks or more) by gather-reduce while ranks x bytes stays within
@@ -494,6 +498,12 @@ inline selection<gatherv_algorithm> select_gatherv(const selection_input& input,
                                                    gatherv_algorithm requested) {
   if (requested != gatherv_algorithm::automatic) return {requested, "set by CACHECOMM_GATHERV"};
   if (input.node.single_copy && selection_rules::on_own_cores_in_pair(input.node)) {
+    // A pair plans inside the call from the non-root's block (gatherv_pair): a tuning file's
+    // algorithm applies from the planned sizes (before the call `bytes` is 0).
+    if (input.bytes >= thresholds::pair_gatherv_planned_min_bytes) {
+      if (const auto id = selection_rules::measured_choice(input, tuned_op::gatherv); id > 0)
+        return {static_cast<gatherv_algorithm>(id), measured_reason};
+    }
     return {gatherv_algorithm::single_copy,
             "2 ranks on their own cores: a block up to 4064 B in its owner's slot, up to 32 KiB "
             "in the data region (its owner posts and leaves), larger ones pulled by the root from "

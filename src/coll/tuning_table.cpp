@@ -15,8 +15,8 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr std::array<std::string_view, tuned_op_count> op_names = {
-    "barrier", "bcast",   "reduce",   "allreduce",  "allgather",
-    "gather",  "scatter", "alltoall", "allgatherv", "alltoallv"};
+    "barrier", "bcast",    "reduce",     "allreduce", "allgather", "gather",
+    "scatter", "alltoall", "allgatherv", "alltoallv", "gatherv"};
 
 template <typename Entry>
 std::int8_t id_in(std::span<const Entry> registry, std::string_view name) {
@@ -160,6 +160,7 @@ std::int8_t choice_id(tuned_op op, std::string_view name) {
     case tuned_op::alltoall: id = id_in(alltoall_registry(), name); break;
     case tuned_op::allgatherv: id = id_in(allgatherv_registry(), name); break;
     case tuned_op::alltoallv: id = id_in(alltoallv_registry(), name); break;
+    case tuned_op::gatherv: id = id_in(gatherv_registry(), name); break;
   }
   if (id == tuning_choices::none) {
     throw tuning_file_error("unknown " + std::string(to_string(op)) + " algorithm '" +
@@ -181,6 +182,7 @@ std::string_view choice_name(tuned_op op, std::int8_t id) {
     case tuned_op::alltoall: return name_in(alltoall_registry(), id);
     case tuned_op::allgatherv: return name_in(allgatherv_registry(), id);
     case tuned_op::alltoallv: return name_in(alltoallv_registry(), id);
+    case tuned_op::gatherv: return name_in(gatherv_registry(), id);
   }
   return "?";
 }

@@ -29,9 +29,12 @@ enum class tuned_op : std::uint8_t {
   allgatherv,
   /// Keyed by the largest block that leaves the slots, which every rank learns in the call's
   /// first step (alltoallv.cpp): planned inside the call.
-  alltoallv
+  alltoallv,
+  /// A pair's gatherv, keyed by the non-root's block, which both ranks know after the call's first
+  /// step (gatherv.cpp): planned inside the call, from thresholds::pair_gatherv_planned_min_bytes.
+  gatherv
 };
-inline constexpr std::size_t tuned_op_count = 10;
+inline constexpr std::size_t tuned_op_count = 11;
 /// A tuning file must measure the first five; the later ones may be missing (files written before
 /// they were tuned, or a run with --op): the built-in rules decide them.
 inline constexpr std::size_t required_tuned_op_count = 5;

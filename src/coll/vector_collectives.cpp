@@ -145,6 +145,57 @@ std::vector<int> mpi_counts(const std::vector<std::size_t>& values, const char* 
   return result;
 }
 
+/// An automatic choice taken inside the call (detail::in_call_planner): a forced choice, the
+/// tuning file, online selection (the system MPI among its candidates) or the rules, from the size
+/// the engine hands it. A trial call is timed from the planner's construction, before the call's
+/// first step, to record(); a call that throws records nothing. Where `system_allowed` is false
+/// (an in-place alltoallv) a choice of the system MPI gives `fallback(bytes)` instead and is not
+/// timed (every rank of such a call is in place, so none times it).
+template <typename SystemCall, typename Fallback>
+class automatic_in_call final : public detail::in_call_planner {
+ public:
+  automatic_in_call(comm& c, detail::tuned_op op, bool system_allowed, SystemCall system_call,
+                    Fallback fallback)
+      : m_comm(c),
+        m_op(op),
+        m_system_allowed(system_allowed),
+        m_system_call(system_call),
+        m_fallback(fallback) {}
+  automatic_in_call(const automatic_in_call&) = delete;
+  automatic_in_call& operator=(const automatic_in_call&) = delete;
+  ~automatic_in_call() = default;
+
+  std::int8_t choose(std::size_t bytes) override {
+    m_bytes = bytes;
+    m_plan = detail::plan_automatic_call(m_comm, m_op, bytes);
+    if (m_plan.choice == detail::tuning_choices::system_mpi && !m_system_allowed) {
+      m_plan.trial = false;
+      return m_fallback(bytes);
+    }
+    return m_plan.choice;
+  }
+  void system_call() override { m_system_call(); }
+  /// After the call: hands a trial call's time to online selection.
+  void record() const {
+    if (!m_plan.trial) return;
+    const auto elapsed =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - m_start);
+    detail::record_trial(m_comm, m_op, m_bytes, static_cast<std::uint64_t>(elapsed.count()));
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  comm& m_comm;
+  detail::tuned_op m_op;
+  bool m_system_allowed;
+  SystemCall m_system_call;
+  Fallback m_fallback;
+  // Read on every call: whether it is a trial is known only after the first step.
+  clock::time_point m_start = clock::now();
+  std::size_t m_bytes = 0;
+  detail::automatic_plan m_plan;
+};
+
 }  // namespace
 
 algorithm_choice explain_reduce_scatter(comm& c, std::size_t bytes) {
@@ -161,8 +212,13 @@ algorithm_choice explain_allgatherv(comm& c, std::size_t bytes) {
 }
 algorithm_choice explain_gatherv(comm& c, std::size_t bytes) {
   auto& engine = engine_of(c);
-  return explained(
-      detail::select_gatherv(selection_for(c, engine, bytes), engine.tuning().gatherv));
+  const detail::selection_input input = selection_for(c, engine, bytes);
+  algorithm_choice rules = explained(detail::select_gatherv(input, engine.tuning().gatherv));
+  // Only a pair whose rules take single copy chooses inside the call (gatherv_pair).
+  if (c.size() != 2 || rules.algorithm != to_string(gatherv_algorithm::single_copy) ||
+      bytes < detail::thresholds::pair_gatherv_planned_min_bytes)
+    return rules;
+  return detail::explain_automatic(c, detail::tuned_op::gatherv, bytes, std::move(rules));
 }
 
 algorithm_choice explain_alltoallv(comm& c, std::size_t bytes) {
@@ -445,7 +501,8 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
   if (send != in_place && own != 0) check_buffer(what, "send", send);
   const void* input =
       send == in_place ? out + layout->offsets[static_cast<std::size_t>(root)] : send;
-  if (!c.impl().single_node()) {
+  // The system MPI's call, with the caller's arguments as bytes.
+  auto system_call = [&] {
     std::vector<int> mpi_bytes;
     std::vector<int> mpi_offsets;
     if (is_root) {
@@ -455,12 +512,18 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
     CACHECOMM_MPI(MPI_Gatherv(send == in_place ? MPI_IN_PLACE : send, mpi_count(own, what),
                               MPI_BYTE, receive, mpi_bytes.data(), mpi_offsets.data(), MPI_BYTE,
                               root, c.mpi_comm()));
+  };
+  if (!c.impl().single_node()) {
+    system_call();
     return;
   }
+  bool automatic = false;  // a pair's automatic choice, taken inside the call
   if (algorithm == gatherv_algorithm::automatic) {
-    // Not from the sizes: only the root knows them, and every rank must choose the same.
+    // Not from the sizes: only the root knows them, and every rank must choose the same (a pair
+    // chooses inside the call, below).
     algorithm =
         detail::select_gatherv(selection_for(c, engine, 0), engine.tuning().gatherv).algorithm;
+    automatic = c.size() == 2 && algorithm == gatherv_algorithm::single_copy;
   }
   const detail::vector_call call{input,
                                  own,
@@ -468,7 +531,14 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
                                  is_root ? layout->bytes.data() : nullptr,
                                  is_root ? layout->offsets.data() : nullptr,
                                  root};
-  engine.gatherv(call, algorithm);
+  if (!automatic) {
+    engine.gatherv(call, algorithm);
+    return;
+  }
+  automatic_in_call plan(c, detail::tuned_op::gatherv, true, system_call,
+                         [](std::size_t) { return detail::tuning_choices::system_mpi; });
+  engine.gatherv_pair(call, plan);
+  plan.record();
 }
 
 void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
@@ -530,61 +600,6 @@ void scatterv(comm& c, const void* send, std::span<const std::size_t> counts,
                                  root};
   engine.scatterv(call, algorithm);
 }
-
-namespace {
-
-/// The automatic alltoallv's choice, taken inside the call from the largest block that left the
-/// slots (coll_engine::alltoallv): a forced choice, the tuning file, online selection (the system
-/// MPI among its candidates) or the rules. A trial call is timed from here, before its first step,
-/// to its end; a call that throws records nothing.
-template <typename SystemCall>
-class alltoallv_automatic final : public detail::alltoallv_planner {
- public:
-  alltoallv_automatic(comm& c, detail::coll_engine& engine, bool in_place_call,
-                      SystemCall system_call)
-      : m_comm(c), m_engine(engine), m_in_place(in_place_call), m_system_call(system_call) {}
-  alltoallv_automatic(const alltoallv_automatic&) = delete;
-  alltoallv_automatic& operator=(const alltoallv_automatic&) = delete;
-  ~alltoallv_automatic() = default;
-
-  std::int8_t choose(std::size_t largest_outside) override {
-    m_bytes = largest_outside;
-    m_plan = detail::plan_automatic_call(m_comm, op, largest_outside);
-    if (m_plan.choice == detail::tuning_choices::system_mpi && m_in_place) {
-      // In place, the first step has already received blocks over the ones this rank sends, so
-      // MPI's call cannot start from the buffer: the rules' path instead, and no sample (every
-      // rank passes MPI_IN_PLACE, so none times this call).
-      m_plan.trial = false;
-      return static_cast<std::int8_t>(
-          detail::select_alltoallv(selection_for(m_comm, m_engine, largest_outside),
-                                   alltoallv_algorithm::automatic)
-              .algorithm);
-    }
-    return m_plan.choice;
-  }
-  void system_call() override { m_system_call(); }
-  /// After the call: hands a trial call's time to online selection.
-  void record() const {
-    if (!m_plan.trial) return;
-    const auto elapsed =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - m_start);
-    detail::record_trial(m_comm, op, m_bytes, static_cast<std::uint64_t>(elapsed.count()));
-  }
-
- private:
-  using clock = std::chrono::steady_clock;
-  static constexpr auto op = detail::tuned_op::alltoallv;
-  comm& m_comm;
-  detail::coll_engine& m_engine;
-  bool m_in_place;
-  SystemCall m_system_call;
-  // Read on every call: the trial's plan is known only after the first step.
-  clock::time_point m_start = clock::now();
-  std::size_t m_bytes = 0;
-  detail::automatic_plan m_plan;
-};
-
-}  // namespace
 
 void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_counts,
                std::span<const std::size_t> send_displacements, void* receive,
@@ -672,8 +687,15 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
     engine.alltoallv(call, algorithm);
     return;
   }
-  alltoallv_automatic plan(c, engine, in_place_call,
-                           [&] { system_call(in_place_call ? MPI_IN_PLACE : send); });
+  // In place, the first step has already received blocks over the ones this rank sends, so MPI's
+  // call cannot start from the buffer: the rules' path instead.
+  automatic_in_call plan(
+      c, detail::tuned_op::alltoallv, !in_place_call, [&] { system_call(send); },
+      [&](std::size_t bytes) {
+        return static_cast<std::int8_t>(detail::select_alltoallv(selection_for(c, engine, bytes),
+                                                                 alltoallv_algorithm::automatic)
+                                            .algorithm);
+      });
   engine.alltoallv(call, plan);
   plan.record();
 }

@@ -467,6 +467,52 @@ TEST(VectorCollectives, GathervMismatchedCountFailsClearly) {
   }
 }
 
+// The automatic gatherv of a pair chooses inside the call from the non-root's block: counts that
+// disagree, on either side of the size where it starts to choose, must fail clearly and never leave
+// the two ranks on different paths. A non-root whose block is that large reads the root's count
+// and reports too; a smaller one has left (as in single copy), and the root reports.
+TEST(VectorCollectives, GathervAutomaticMismatchAcrossThePlannedSizeFailsClearly) {
+  comm c(MPI_COMM_WORLD);
+  if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (c.topology().node_count > 1) GTEST_SKIP() << "across nodes it is the system MPI's call";
+  const bool pair = c.size() == 2 && explain_gatherv(c, 0).algorithm == "single-copy";
+  constexpr std::size_t planned = 16U << 10;
+  // (sent by rank 1, expected by the root) in int32: both below, each side of it, both above.
+  const std::pair<std::size_t, std::size_t> cases[] = {
+      {1000, 1900}, {20000, 1000}, {1000, 20000}, {20000, 30000}, {30000, 6000}};
+  for (const auto& [sent, expected] : cases) {
+    const auto ranks = static_cast<std::size_t>(c.size());
+    std::vector<std::size_t> counts(ranks, expected);
+    std::vector<std::size_t> displacements(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) displacements[r] = r * (std::max(sent, expected) + 8);
+    const bool wrong = c.rank() == 1;
+    const std::size_t sending = wrong ? sent : expected;
+    std::vector<std::int32_t> input(sending, c.rank() + 1);
+    std::vector<std::int32_t> got(ranks * (std::max(sent, expected) + 8), -1);
+    std::string message;
+    try {
+      gatherv(c, input.data(), sending, got.data(), counts, displacements, datatype::int32, 0);
+    } catch (const usage_error& e) {
+      message = e.what();
+    }
+    const bool involved = c.rank() == 0 || (wrong && (!pair || sent * 4 >= planned));
+    const bool clear = message.find("gatherv") != std::string::npos &&
+                       message.find(std::to_string(sent * 4)) != std::string::npos &&
+                       message.find(std::to_string(expected * 4)) != std::string::npos;
+    EXPECT_TRUE(all_ranks(involved ? clear : message.empty()))
+        << "rank " << c.rank() << " sent " << sent << " expected " << expected << ": '" << message
+        << "'";
+    if (c.rank() == 0 && std::min(sent, expected) * 4 > 4096) {  // neither fits in a slot
+      const std::size_t taken = std::min(sent, expected);
+      EXPECT_EQ(got[displacements[1] + taken - 1], 2) << "the smaller part arrives";
+    }
+    int sum = 0;
+    const int one = 1;
+    allreduce(c, &one, &sum, 1, datatype::int32, reduce_op::sum);
+    EXPECT_EQ(sum, c.size()) << "the communicator is still usable";
+  }
+}
+
 // A rank whose send count disagrees with counts[rank]: every rank fails (the others' comparison of
 // the counts' fingerprint), the rank itself with a message naming both sizes.
 TEST(VectorCollectives, AllgathervMismatchedCountFailsClearly) {

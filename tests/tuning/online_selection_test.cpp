@@ -214,6 +214,22 @@ void call_and_check(comm& c, tuned_op op, std::size_t count, int iteration) {
       }
       break;
     }
+    case tuned_op::gatherv: {
+      const int root = iteration % size;
+      const auto ranks = static_cast<std::size_t>(size);
+      const std::vector<std::size_t> counts(ranks, count);
+      std::vector<std::size_t> displacements(ranks);
+      for (std::size_t r = 0; r < ranks; ++r) displacements[r] = r * count;
+      std::vector<long long> output(rank == root ? count * ranks : 0, -1);
+      gatherv(c, input.data(), count, output.data(), counts, displacements, datatype::int64, root);
+      if (rank == root) {
+        for (int from = 0; from < size; ++from) {
+          for (std::size_t i = 0; i < count; ++i)
+            ASSERT_EQ(output[static_cast<std::size_t>(from) * count + i], value(from, i)) << from;
+        }
+      }
+      break;
+    }
     case tuned_op::barrier: break;
   }
 }
@@ -239,6 +255,7 @@ std::string choice_of(comm& c, tuned_op op, std::size_t bytes) {
     case tuned_op::alltoall: return explain_alltoall(c, bytes).algorithm;
     case tuned_op::allgatherv: return explain_allgatherv(c, bytes).algorithm;
     case tuned_op::alltoallv: return explain_alltoallv(c, bytes).algorithm;
+    case tuned_op::gatherv: return explain_gatherv(c, bytes).algorithm;
     case tuned_op::barrier: break;
   }
   return {};
@@ -319,6 +336,42 @@ TEST(OnlineSelection, AlltoallvConvergesFromTheLargestBlockOfTheCall) {
   for (int iteration = 0; iteration < 3; ++iteration)
     ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::alltoallv, large_count, iteration));
   EXPECT_EQ(online.describe(tuned_op::alltoallv, large_bytes), line);
+}
+
+// A pair's gatherv is planned inside the call from the non-root's block, which only the non-root
+// has before the call: both ranks must still take the same choice on every call, whichever is
+// the root. Other rank counts keep the built-in rules.
+TEST(OnlineSelection, PairGathervConvergesFromTheNonRootsBlock) {
+  comm c(MPI_COMM_WORLD, online_config().set("CACHECOMM_TUNING", "off"));
+  random_delays delays(c.rank());
+  constexpr std::size_t small_count = 1000;  // 8000 B: posted and left, never planned
+  constexpr std::size_t large_count = 40000;
+  for (int iteration = 0; iteration < calls_per_size; ++iteration) {
+    for (const std::size_t count : {small_count, large_count}) {
+      delays.pause();
+      ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::gatherv, count, iteration));
+    }
+  }
+  const detail::online_selector& online = selector_of(c);
+  constexpr std::size_t large_bytes = large_count * sizeof(long long);
+  EXPECT_EQ(online.source_of(tuned_op::gatherv, small_count * sizeof(long long)),
+            choice_source::unused);
+  const bool pair = online_applies(c) && c.size() == 2 && c.topology().node_size == 2 &&
+                    !c.topology().oversubscribed &&
+                    detail::coll_engine::of(c.impl()).single_copy_available();
+  if (!pair) {
+    EXPECT_EQ(online.source_of(tuned_op::gatherv, large_bytes), choice_source::unused);
+    return;
+  }
+  const std::string line = online.describe(tuned_op::gatherv, large_bytes);
+  if (c.rank() == 0) std::printf("%s\n", line.c_str());
+  ASSERT_EQ(online.source_of(tuned_op::gatherv, large_bytes), choice_source::online) << line;
+  EXPECT_NE(line.find("mpi "), std::string::npos) << line;
+  expect_same_on_every_rank(line);
+  expect_same_on_every_rank(choice_of(c, tuned_op::gatherv, large_bytes));
+  for (int iteration = 0; iteration < 3; ++iteration)
+    ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::gatherv, large_count, iteration));
+  EXPECT_EQ(online.describe(tuned_op::gatherv, large_bytes), line);
 }
 
 TEST(OnlineSelection, ReChecksRunInLockstepAndAgreeOnEveryRankUnderRandomDelays) {

@@ -100,12 +100,12 @@ std::string all_choices(comm& c, std::size_t bytes) {
          explain_allreduce(c, bytes).algorithm + " " + explain_allgather(c, bytes).algorithm + " " +
          explain_gather(c, bytes).algorithm + " " + explain_scatter(c, bytes).algorithm + " " +
          explain_alltoall(c, bytes).algorithm + " " + explain_allgatherv(c, bytes).algorithm + " " +
-         explain_alltoallv(c, bytes).algorithm + " " + std::string(to_string(c.default_barrier())) +
-         " " + c.default_barrier_reason();
+         explain_alltoallv(c, bytes).algorithm + " " + explain_gatherv(c, bytes).algorithm + " " +
+         std::string(to_string(c.default_barrier())) + " " + c.default_barrier_reason();
 }
 
-/// Gather, scatter, alltoall, allgatherv and alltoallv (in place too), automatic, of `count`
-/// elements per rank (`input`: this rank's, element i is i + rank).
+/// Gather, gatherv, scatter, alltoall, allgatherv and alltoallv (in place too), automatic, of
+/// `count` elements per rank (`input`: this rank's, element i is i + rank).
 void expect_block_collectives_correct(comm& c, const std::vector<long long>& input,
                                       std::size_t count) {
   const int rank = c.rank();
@@ -119,6 +119,16 @@ void expect_block_collectives_correct(comm& c, const std::vector<long long>& inp
   if (rank == root) {
     for (std::size_t from = 0; from < ranks; ++from)
       ASSERT_EQ(all[from * count + count - 1], value(from, count - 1)) << "gather";
+  }
+  const std::vector<std::size_t> gathered_counts(ranks, count);
+  std::vector<std::size_t> gathered_offsets(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) gathered_offsets[r] = r * count;
+  std::fill(all.begin(), all.end(), -1);
+  gatherv(c, input.data(), count, all.data(), gathered_counts, gathered_offsets, datatype::int64,
+          root);
+  if (rank == root) {
+    for (std::size_t from = 0; from < ranks; ++from)
+      ASSERT_EQ(all[from * count + count - 1], value(from, count - 1)) << "gatherv";
   }
   std::vector<long long> sent(count * ranks);
   for (std::size_t to = 0; to < ranks; ++to)
@@ -240,6 +250,10 @@ TEST(Tuning, SystemMpiChosenForEveryOperationIsCorrect) {
     EXPECT_EQ(explain_alltoall(c, bytes).algorithm, "mpi");
     EXPECT_EQ(explain_allgatherv(c, bytes).algorithm, "mpi");
     EXPECT_EQ(explain_alltoallv(c, bytes).algorithm, "mpi");
+    // A pair chooses its gatherv inside the call, from 16 KiB (where single copy is possible).
+    if (c.size() == 2 && bytes >= (16U << 10) && explain_gatherv(c, 8).algorithm == "single-copy") {
+      EXPECT_EQ(explain_gatherv(c, bytes).algorithm, "mpi");
+    }
   }
   EXPECT_EQ(c.default_barrier_reason().find("MPI_Barrier") != std::string::npos, one_node(c))
       << c.default_barrier_reason();
@@ -257,7 +271,8 @@ TEST(Tuning, MeasuredAlgorithmIsUsed) {
                      case tuned_op::scatter:
                      case tuned_op::alltoall:
                      case tuned_op::allgatherv:
-                     case tuned_op::alltoallv: return "central";
+                     case tuned_op::alltoallv:
+                     case tuned_op::gatherv: return "central";
                      default: return "reduce-scatter";
                    }
                  })}));
