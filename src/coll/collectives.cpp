@@ -25,10 +25,9 @@
 
 namespace cachecomm {
 
-// The public bound benchmarks rely on: every round of every candidate, then the call that settles.
-static_assert(detail::online_selector::samples_per_candidate *
-                      detail::online_selector::max_candidates +
-                  1 <=
+// The public bound benchmarks rely on: every round of every candidate (with its warm-up calls),
+// then the call that settles.
+static_assert(detail::online_selector::max_trial_calls + 1 <=
               static_cast<std::size_t>(online_selection_trial_calls));
 
 using detail::mpi_datatype_of;

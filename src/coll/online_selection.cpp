@@ -46,6 +46,11 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
   }
   state.last = state.order[state.position];
   ++state.trial_calls;
+  if (state.round > 0 && state.warmed < warm_calls_per_sample) {
+    ++state.warmed;  // run as a loop would run it before the timed call, untimed
+    return {state.candidates[state.last], false};
+  }
+  state.warmed = 0;
   if (++state.position == state.live) state.handshake_due = true;
   return {state.candidates[state.last], true};
 }
@@ -228,6 +233,7 @@ std::string setting_name(tuned_op op) {
     case tuned_op::alltoall: return "CACHECOMM_ALLTOALL";
     case tuned_op::allgatherv: return "CACHECOMM_ALLGATHERV";
     case tuned_op::alltoallv: return "CACHECOMM_ALLTOALLV";
+    case tuned_op::gatherv: return "CACHECOMM_GATHERV";
   }
   return "CACHECOMM_<OP>";
 }

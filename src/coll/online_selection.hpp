@@ -87,6 +87,15 @@ class online_selector {
   /// candidate pruned on that lost a bucket it would have won (osu_bcast 1-4 MiB 0.74-0.82x plain
   /// Intel MPI, preloaded). Must not exceed samples_per_candidate.
   static constexpr unsigned prune_after_calls = 2;
+  /// From the second round on, each timed call of a candidate follows this many untimed calls of
+  /// the same candidate, so that it is timed as a loop runs it, after itself, not after another
+  /// candidate: alternating candidates, the trial measured 1.5-2.5x the settled calls (osu_gatherv
+  /// at 1 MiB under Intel MPI, 2 ranks: region 163-294 us against 66-72 settled, so the rules'
+  /// pull at 175 stayed in 2 jobs of 4; MPI's own calls 2-3x). Round 0 stays unwarmed: its early
+  /// prune needs no precision, and it spares an oversubscribed node a second call of an MPI that
+  /// spins (early_prune_factor).
+  static constexpr unsigned warm_calls_per_sample = 1;
+
   /// After the first call, only a candidate this many times slower than the fastest is dropped:
   /// beyond any first-call effect seen (10-30x), and it spares the program the second call of an
   /// MPI that spins on an oversubscribed node (MPICH 5's own reduce of 64 KiB at 8 ranks on 2
@@ -101,6 +110,10 @@ class online_selector {
   /// program's next dependent step.
   static constexpr std::uint64_t slowest_margin_percent = 25;
   static constexpr std::size_t max_candidates = 8;
+  /// Calls of a bucket's trial at most: every round of every candidate, with the warm-up calls.
+  static constexpr std::size_t max_trial_calls =
+      max_candidates *
+      (samples_per_candidate + (samples_per_candidate - 1) * warm_calls_per_sample);
   static constexpr std::size_t buckets = tuning_choices::buckets;
   /// A sample that failed or was never timed.
   static constexpr std::uint64_t no_time = ~std::uint64_t{0};
@@ -207,6 +220,7 @@ class online_selector {
     std::uint8_t position = 0;  ///< calls of the current round so far
     std::uint8_t live = 0;      ///< candidates not pruned (the current round's length)
     std::uint8_t last = 0;      ///< the candidate of the last trial call (record() times it)
+    std::uint8_t warmed = 0;    ///< untimed calls of the current position's candidate so far
     bool handshake_due = false;
     std::uint8_t parity = 0;
     std::array<std::int8_t, max_candidates> candidates{};

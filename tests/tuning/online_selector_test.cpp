@@ -31,7 +31,9 @@ struct bucket_driver {
   /// What the other rank reports at a handshake where this rank reports a given time (the times of
   /// the candidates differ, so a time names its candidate); absent: the same time as this rank.
   std::map<std::uint64_t, std::uint64_t> other_rank;
-  std::vector<std::int8_t> ran;  ///< the candidate of every trial call
+  std::vector<std::int8_t> ran;  ///< the candidate of every timed trial call
+  /// Every call while the bucket was on trial: its candidate, and whether it was timed.
+  std::vector<std::pair<std::int8_t, bool>> trial_calls;
   int handshakes = 0;
   int candidate_lists = 0;
 
@@ -52,6 +54,8 @@ struct bucket_driver {
           }
           return trial_view{std::max(mine, other), (mine + other) / 2};
         });
+    if (selector.source_of(op, bytes) == choice_source::trial)
+      trial_calls.emplace_back(plan.choice, plan.trial);
     if (plan.trial) {
       ran.push_back(plan.choice);
       selector.record(op, bytes, times[plan.choice]);
@@ -97,7 +101,16 @@ TEST(OnlineSelector, TriesEveryCandidateOncePerRoundInAnOrderThatChangesAndKeeps
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
   EXPECT_NE(line.find("bcast 4 KiB..8 KiB: double-buffer (measured online:"), std::string::npos)
       << line;
-  EXPECT_NE(line.find("12 trial calls"), std::string::npos) << line;
+  // From round 1 each timed call follows an untimed call of the same candidate: 4 + 2 x 8 calls.
+  EXPECT_NE(line.find("20 trial calls"), std::string::npos) << line;
+  ASSERT_EQ(driver.trial_calls.size(), 20U);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(driver.trial_calls[i].second) << i;
+  for (std::size_t i = 4; i < 20; i += 2) {
+    EXPECT_FALSE(driver.trial_calls[i].second) << i << ": the warm-up call is not timed";
+    EXPECT_TRUE(driver.trial_calls[i + 1].second) << i + 1;
+    EXPECT_EQ(driver.trial_calls[i].first, driver.trial_calls[i + 1].first)
+        << i << ": the warm-up call runs the candidate it warms";
+  }
 }
 
 TEST(OnlineSelector, EveryRankRunsTheSameSchedule) {
@@ -105,7 +118,7 @@ TEST(OnlineSelector, EveryRankRunsTheSameSchedule) {
   bucket_driver other;
   one.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
   other.times = {{1, 700}, {2, 300}, {3, 800}, {mpi, 650}};
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 40; ++i) {
     one.call();
     other.call();
   }
@@ -117,7 +130,7 @@ TEST(OnlineSelector, TheSlowestRankDecides) {
   // Here candidate 2 is the fastest, but another rank saw it take 2000 ns each time.
   driver.times = {{1, 500}, {2, 100}, {3, 900}, {mpi, 440}};
   driver.other_rank = {{100, 2000}};
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
 }
 
@@ -134,7 +147,7 @@ TEST(OnlineSelector, TheAverageRankDecidesAmongCandidatesWhoseSlowestRankKeepsUp
   bucket_driver driver = average_driver();
   driver.times = {{1, 1000}, {2, 400}, {3, 850}, {mpi, 1200}};
   driver.other_rank = {{400, 1050}};
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
   EXPECT_NE(line.find("double-buffer 0.7 us (slowest 1.1)"), std::string::npos) << line;
@@ -143,7 +156,7 @@ TEST(OnlineSelector, TheAverageRankDecidesAmongCandidatesWhoseSlowestRankKeepsUp
   bucket_driver slowest;
   slowest.times = driver.times;
   slowest.other_rank = driver.other_rank;
-  for (int i = 0; i < 20; ++i) slowest.call();
+  for (int i = 0; i < 40; ++i) slowest.call();
   EXPECT_EQ(slowest.selector.settled(slowest.op, slowest.bytes), 3);
 }
 
@@ -152,7 +165,7 @@ TEST(OnlineSelector, ACandidateWhoseSlowestRankLagsFarBehindNeverWinsOnItsAverag
   bucket_driver driver = average_driver();
   driver.times = {{1, 1000}, {2, 100}, {3, 850}, {mpi, 1200}};
   driver.other_rank = {{100, 1500}};
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 3);
 }
 
@@ -162,14 +175,14 @@ TEST(OnlineSelector, ARulesChoiceWhoseSlowestRankLagsIsReplacedEvenByASlowerAver
   bucket_driver driver = average_driver();
   driver.times = {{1, 100}, {2, 5000}, {3, 640}, {mpi, 5100}};
   driver.other_rank = {{100, 1100}};
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 3);
 }
 
 TEST(OnlineSelector, CandidatesFarSlowerThanTheFastestAreDroppedAfterTwoCalls) {
   bucket_driver driver;
   driver.times = {{1, 100}, {2, 321}, {3, 300}, {mpi, 80}};
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   ASSERT_EQ(driver.ran.size(), 4U + 4U + 3U);
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 2);
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 3), 3);
@@ -182,7 +195,7 @@ TEST(OnlineSelector, ACandidateFarSlowerInItsFirstCallGetsNoSecond) {
   // The system MPI's call spins for 100x the fastest's time (an oversubscribed MPICH).
   bucket_driver driver;
   driver.times = {{1, 1000}, {2, 900}, {3, 950}, {mpi, 100000}};
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 1);
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 3);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);  // 2 is within 10 %
@@ -191,7 +204,7 @@ TEST(OnlineSelector, ACandidateFarSlowerInItsFirstCallGetsNoSecond) {
   // 30x (an MPI's slow first call) is not enough after one call.
   bucket_driver first_call;
   first_call.times = {{1, 1000}, {2, 900}, {3, 950}, {mpi, 30000}};
-  for (int i = 0; i < 20; ++i) first_call.call();
+  for (int i = 0; i < 40; ++i) first_call.call();
   EXPECT_EQ(std::count(first_call.ran.begin(), first_call.ran.end(), mpi), 2);
 }
 
@@ -202,7 +215,7 @@ TEST(OnlineSelector, ASlowFirstCallDoesNotPruneACandidate) {
   driver.times = {{1, 100}, {2, 400}, {3, 300}, {mpi, 1500}};
   for (int i = 0; i < 4; ++i) driver.call();  // round 0: MPI's call is its slow first one
   driver.times[mpi] = 60;
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 3);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
 }
@@ -213,7 +226,7 @@ TEST(OnlineSelector, TheRulesChoiceIsNeverPrunedByASlowFirstCall) {
   driver.times = {{1, 100000}, {2, 401}, {3, 350}, {mpi, 300}};
   driver.call();  // round 0 starts with the rules' choice
   driver.times[1] = 100;
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 1), 3);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
 }
@@ -221,25 +234,25 @@ TEST(OnlineSelector, TheRulesChoiceIsNeverPrunedByASlowFirstCall) {
 TEST(OnlineSelector, OnlyAClearlyFasterCandidateReplacesTheRulesChoice) {
   bucket_driver close;
   close.times = {{1, 500}, {2, 460}, {3, 900}, {mpi, 470}};  // 8 % faster: noise
-  for (int i = 0; i < 20; ++i) close.call();
+  for (int i = 0; i < 40; ++i) close.call();
   EXPECT_EQ(close.selector.settled(close.op, close.bytes), 1);
   bucket_driver clear;
   clear.times = {{1, 500}, {2, 440}, {3, 900}, {mpi, 470}};  // 12 % faster
-  for (int i = 0; i < 20; ++i) clear.call();
+  for (int i = 0; i < 40; ++i) clear.call();
   EXPECT_EQ(clear.selector.settled(clear.op, clear.bytes), 2);
 }
 
 TEST(OnlineSelector, TiesKeepTheRulesChoice) {
   bucket_driver driver;
   driver.times = {{1, 300}, {2, 300}, {3, 300}, {mpi, 300}};
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
 }
 
 TEST(OnlineSelector, FailedCallsNeverWin) {
   bucket_driver driver;
   driver.times = {{1, 300}, {2, online_selector::no_time}, {3, 500}, {mpi, 400}};
-  for (int i = 0; i < 20; ++i) driver.call();
+  for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
 }
 
