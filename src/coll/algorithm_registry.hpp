@@ -109,14 +109,22 @@ struct exchange_call {
 using exchange_function = void (*)(coll_engine& engine, const exchange_call& call);
 /// An automatic choice taken inside the call, where no size is known to every rank before it
 /// (alltoallv, gatherv): once the call's first step has shown the ranks what they need, the engine
-/// calls choose() on every rank with the same value (alltoallv: the largest block that did not fit
-/// in the slots; gatherv: the non-root's block). It returns an algorithm id of the operation's
-/// registry, or tuning_choices::system_mpi: then the engine ends the first step and calls
-/// system_call(), which must carry out the whole call.
+/// calls choose() on every rank with the same values (alltoallv: the largest block that did not
+/// fit in the slots; gatherv: the non-root's block; and whether every rank can hand the call to
+/// the system MPI, from each rank's system_possible(), posted in that step). It returns an
+/// algorithm id of the operation's registry, or tuning_choices::system_mpi (never where
+/// `system_allowed` is false): then the engine ends the first step and calls system_call(), which
+/// must carry out the whole call.
 class in_call_planner {
  public:
-  virtual std::int8_t choose(std::size_t bytes) = 0;
-  virtual void system_call() = 0;
+  /// This rank can pass the call to MPI: not in place where the first step writes the buffer MPI
+  /// would send from, and every count and offset fits MPI's int.
+  [[nodiscard]] virtual bool system_possible() const = 0;
+  virtual std::int8_t choose(std::size_t bytes, bool system_allowed) = 0;
+  /// `incoming`: null, or (alltoallv, where this rank's receive counts disagree with what the
+  /// others send it) the bytes each rank sends this rank, which MPI's call must receive in full
+  /// (the engine then keeps the smaller part and reports the disagreement).
+  virtual void system_call(const std::size_t* incoming) = 0;
 
  protected:
   ~in_call_planner() = default;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cachecomm/error.hpp"
 #include "coll/coll_engine.hpp"
@@ -30,6 +31,8 @@ namespace {
 // blocks for the other ranks in rank order, or (blocks in its buffer) the buffer's address and its
 // send offsets per rank.
 enum class blocks_at : std::uint64_t { header_slot = 1, large_slot = 2, buffer = 3 };
+/// Beside the place in a header's first word: the rank can hand the call to the system MPI.
+constexpr std::uint64_t system_possible_bit = std::uint64_t{1} << 8;
 
 std::size_t counts_bytes(std::size_t ranks) {
   return (1 + ranks) * 8;
@@ -66,11 +69,11 @@ void coll_engine::alltoallv(const exchange_call& call, alltoallv_algorithm algor
 void coll_engine::alltoallv(const exchange_call& call, in_call_planner& planner) {
   if (alltoallv_alone(call)) return;
   begin_call(call_kind::alltoallv, 0, datatype::byte, 0xffU);
-  const alltoallv_counts counts = alltoallv_counts_step(call);
+  const alltoallv_counts counts = alltoallv_counts_step(call, planner.system_possible());
   if (counts.largest_outside != 0) {
-    const std::int8_t choice = planner.choose(counts.largest_outside);
+    const std::int8_t choice = planner.choose(counts.largest_outside, counts.system_possible);
     if (choice == tuning_choices::system_mpi) {
-      planner.system_call();
+      alltoallv_system_call(call, counts, planner);
     } else if (choice == static_cast<std::int8_t>(alltoallv_algorithm::single_copy) &&
                single_copy_available()) {
       alltoallv_pull_step(call, counts);
@@ -82,7 +85,7 @@ void coll_engine::alltoallv(const exchange_call& call, in_call_planner& planner)
 }
 
 void coll_engine::alltoallv(const exchange_call& call, bool pull) {
-  const alltoallv_counts counts = alltoallv_counts_step(call);
+  const alltoallv_counts counts = alltoallv_counts_step(call, false);
   if (counts.largest_outside != 0) {
     if (pull) {
       alltoallv_pull_step(call, counts);
@@ -115,7 +118,8 @@ bool coll_engine::alltoallv_alone(const exchange_call& call) {
   return false;
 }
 
-coll_engine::alltoallv_counts coll_engine::alltoallv_counts_step(const exchange_call& call) {
+coll_engine::alltoallv_counts coll_engine::alltoallv_counts_step(const exchange_call& call,
+                                                                 bool system_possible) {
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);
   const auto* in = static_cast<const std::byte*>(call.input);
@@ -143,7 +147,8 @@ coll_engine::alltoallv_counts coll_engine::alltoallv_counts_step(const exchange_
   const std::uint32_t step = begin_step();
   ensure_free(step, slot_depth(own_place == blocks_at::large_slot ? slot_payload : header_slot));
   std::byte* header = slot_data(m_rank, step, header_slot);
-  put_word(header, 0, static_cast<std::uint64_t>(own_place));
+  put_word(header, 0,
+           static_cast<std::uint64_t>(own_place) | (system_possible ? system_possible_bit : 0));
   copy_memory(header + 8, call.send_bytes, size * 8);
   if (own_place == blocks_at::buffer) {
     put_word(header, 1 + size, reinterpret_cast<std::uintptr_t>(in));
@@ -161,6 +166,7 @@ coll_engine::alltoallv_counts coll_engine::alltoallv_counts_step(const exchange_
 
   alltoallv_counts result;
   result.own_inline = own_place != blocks_at::buffer;
+  result.system_possible = system_possible;
   auto taken_from = [&](std::size_t rank, std::size_t sent) {
     if (sent != call.receive_bytes[rank] && result.disagreeing < 0) {
       result.disagreeing = static_cast<int>(rank);
@@ -179,7 +185,9 @@ coll_engine::alltoallv_counts coll_engine::alltoallv_counts_step(const exchange_
     const std::size_t rank = (me + distance) % size;
     wait_slot(static_cast<int>(rank), step, header_slot, "alltoallv (a rank's slot)");
     const std::byte* slot = slot_data(static_cast<int>(rank), step, header_slot);
-    const auto place = static_cast<blocks_at>(word(slot, 0));
+    const std::uint64_t first = word(slot, 0);
+    const auto place = static_cast<blocks_at>(first & ~system_possible_bit);
+    result.system_possible = result.system_possible && (first & system_possible_bit) != 0;
     const std::size_t sent = word(slot, 1 + me);
     const std::size_t taken = taken_from(rank, sent);
     std::uint64_t* peer = m_peer_words.data() + rank * peer_words;
@@ -205,6 +213,23 @@ coll_engine::alltoallv_counts coll_engine::alltoallv_counts_step(const exchange_
   }
   finish_step(step);
   return result;
+}
+
+void coll_engine::alltoallv_system_call(const exchange_call& call, const alltoallv_counts& counts,
+                                        in_call_planner& planner) {
+  if (counts.disagreeing < 0) {
+    planner.system_call(nullptr);
+    return;
+  }
+  // MPI's call must receive what the others send (a shorter receive count is a truncation error
+  // there): the counts every header gave this rank.
+  const auto size = static_cast<std::size_t>(m_size);
+  std::vector<std::size_t> incoming(size);
+  for (std::size_t r = 0; r < size; ++r) {
+    incoming[r] =
+        r == static_cast<std::size_t>(m_rank) ? call.send_bytes[r] : m_peer_words[r * peer_words];
+  }
+  planner.system_call(incoming.data());
 }
 
 void coll_engine::alltoallv_pull_step(const exchange_call& call, const alltoallv_counts& counts) {

@@ -331,11 +331,14 @@ class coll_engine {
   struct alltoallv_counts {
     std::size_t largest_outside = 0;  ///< the largest block not in a slot: the same on every rank
     bool own_inline = true;           ///< this rank's blocks went in its slot
+    bool system_possible = true;      ///< every rank can hand the call to the system MPI
     int disagreeing = -1;             ///< the first rank whose count disagreed with this rank's
     std::size_t disagreeing_sent = 0;
   };
   bool alltoallv_alone(const exchange_call& call);  ///< one rank (done), or too many ranks (throws)
-  alltoallv_counts alltoallv_counts_step(const exchange_call& call);
+  alltoallv_counts alltoallv_counts_step(const exchange_call& call, bool system_possible);
+  void alltoallv_system_call(const exchange_call& call, const alltoallv_counts& counts,
+                             in_call_planner& planner);
   void alltoallv_pull_step(const exchange_call& call, const alltoallv_counts& counts);
   void alltoallv_region_steps(const exchange_call& call, const alltoallv_counts& counts);
   void alltoallv_report(const exchange_call& call, const alltoallv_counts& counts) const;

@@ -745,7 +745,7 @@ automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, data
       [&](std::uint64_t mine, unsigned parity) {
         return engine.agree_on_trial(op, bytes, handshake_type, handshake_operation, mine, parity);
       });
-  return {plan.choice, plan.trial};
+  return {plan.choice, plan.trial, plan.warm_up};
 }
 
 void record_trial(comm& c, tuned_op op, std::size_t bytes, std::uint64_t nanoseconds) {

@@ -57,6 +57,10 @@ void put_word(std::byte* slot, std::size_t index, std::uint64_t value) {
 /// one pull costs (a system call and the pinning of 8 pages).
 constexpr std::size_t staged_max_bytes = 32U << 10;
 
+/// A pair's non-root sets this bit of its count word when it cannot hand the call to the system MPI
+/// (gatherv_pair).
+constexpr std::uint64_t cannot_pass_bit = std::uint64_t{1} << 63;
+
 /// The bytes a rank's block moves outside the first slot (0: it went in the slot, or the two sides
 /// disagree about whether it does).
 std::size_t large_part(std::size_t sent, std::size_t expected) {
@@ -238,16 +242,21 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
   std::size_t sent = 0;      // the non-root's count
   std::size_t expected = 0;  // the root's count for the non-root
   std::uint64_t address = 0;
+  // Both ranks can hand the call to the system MPI (each posts its own answer beside its count).
+  bool system_possible = planner.system_possible();
   if (is_root) {
     expected = call.bytes[other];
-    ensure_free(step, slot_depth(8));
-    put_word(slot_data(m_rank, step, 8), 0, expected);
-    post_slot(step, 8);
+    ensure_free(step, slot_depth(16));
+    std::byte* own_slot = slot_data(m_rank, step, 16);
+    put_word(own_slot, 0, expected);
+    put_word(own_slot, 1, system_possible ? 1 : 0);
+    post_slot(step, 16);
     const std::size_t own = std::min(call.own_bytes, call.bytes[me]);
     if (own != 0 && in != out + call.offsets[me]) copy_memory(out + call.offsets[me], in, own);
     wait_slot(static_cast<int>(other), step, slot_payload, "gatherv (the non-root's slot)");
     const std::byte* slot = slot_data(static_cast<int>(other), step, slot_payload);
-    sent = word(slot, 0);
+    sent = word(slot, 0) & ~cannot_pass_bit;
+    system_possible = system_possible && (word(slot, 0) & cannot_pass_bit) == 0;
     address = word(slot, 1);
   } else {
     sent = call.own_bytes;
@@ -260,13 +269,15 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
       post_region(step);
     }
     std::byte* own_slot = slot_data(m_rank, step, slot_payload);
-    put_word(own_slot, 0, sent);
+    put_word(own_slot, 0, sent | (system_possible ? 0 : cannot_pass_bit));
     put_word(own_slot, 1, reinterpret_cast<std::uintptr_t>(call.input));
     if (sent <= inline_bytes && sent != 0) copy_memory(own_slot + header_words * 8, in, sent);
     post_slot(step, slot_payload);
     if (sent >= thresholds::pair_gatherv_planned_min_bytes) {
-      wait_slot(call.root, step, 8, "gatherv (the root's count)");
-      expected = word(slot_data(call.root, step, 8), 0);
+      wait_slot(call.root, step, 16, "gatherv (the root's count)");
+      const std::byte* root_slot = slot_data(call.root, step, 16);
+      expected = word(root_slot, 0);
+      system_possible = system_possible && word(root_slot, 1) != 0;
     } else {
       expected = sent;  // not read: the path below depends on the non-root's count alone
     }
@@ -274,11 +285,11 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
   // Both sides know both counts wherever a plan is possible (below the planned sizes the non-root
   // does not read the root's, and neither side plans).
   const bool planned = sent >= thresholds::pair_gatherv_planned_min_bytes && sent == expected;
-  const std::int8_t choice =
-      planned ? planner.choose(sent) : static_cast<std::int8_t>(gatherv_algorithm::single_copy);
+  const std::int8_t choice = planned ? planner.choose(sent, system_possible)
+                                     : static_cast<std::int8_t>(gatherv_algorithm::single_copy);
   if (choice == tuning_choices::system_mpi) {
     finish_step(step);
-    planner.system_call();
+    planner.system_call(nullptr);
     return;
   }
   const bool through_region =

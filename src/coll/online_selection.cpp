@@ -48,7 +48,7 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
   ++state.trial_calls;
   if (state.round > 0 && state.warmed < warm_calls_per_sample) {
     ++state.warmed;  // run as a loop would run it before the timed call, untimed
-    return {state.candidates[state.last], false};
+    return {state.candidates[state.last], false, true};
   }
   state.warmed = 0;
   if (++state.position == state.live) state.handshake_due = true;

@@ -67,7 +67,8 @@ struct trial_view {
 /// What one call runs: an algorithm id of the operation's registry, or tuning_choices::system_mpi.
 struct online_plan {
   std::int8_t choice = tuning_choices::none;
-  bool trial = false;  ///< a sample of the trial: time the call and pass it to record()
+  bool trial = false;    ///< a sample of the trial: time the call and pass it to record()
+  bool warm_up = false;  ///< an untimed trial call before a sample (warm_calls_per_sample)
 };
 
 class online_selector {

@@ -35,7 +35,8 @@ void agree_before_system_call(comm& c, tuned_op op, std::size_t bytes,
 /// (the handshake checks them); the others' are ignored.
 struct automatic_plan {
   std::int8_t choice = 0;
-  bool trial = false;  ///< time the call and hand the time to record_trial
+  bool trial = false;    ///< time the call and hand the time to record_trial
+  bool warm_up = false;  ///< an untimed call of online selection's trial (counted as one)
 };
 [[nodiscard]] automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes,
                                                  datatype type = datatype::byte,

@@ -145,36 +145,43 @@ std::vector<int> mpi_counts(const std::vector<std::size_t>& values, const char* 
   return result;
 }
 
+/// Whether every value fits MPI's int count.
+bool fit_mpi_int(const std::size_t* values, std::size_t n) {
+  constexpr std::size_t mpi_count_limit = 0x7fffffff;
+  return std::all_of(values, values + n, [](std::size_t v) { return v <= mpi_count_limit; });
+}
+
 /// An automatic choice taken inside the call (detail::in_call_planner): a forced choice, the
 /// tuning file, online selection (the system MPI among its candidates) or the rules, from the size
 /// the engine hands it. A trial call is timed from the planner's construction, before the call's
-/// first step, to record(); a call that throws records nothing. Where `system_allowed` is false
-/// (an in-place alltoallv) a choice of the system MPI gives `fallback(bytes)` instead and is not
-/// timed (every rank of such a call is in place, so none times it).
+/// first step, to record(); a call that throws records nothing. Where some rank cannot hand the
+/// call to the system MPI (`system_possible`: an in-place alltoallv, counts or offsets beyond
+/// MPI's int), a choice of it gives `fallback(bytes)` instead, on every rank, untimed.
 template <typename SystemCall, typename Fallback>
 class automatic_in_call final : public detail::in_call_planner {
  public:
-  automatic_in_call(comm& c, detail::tuned_op op, bool system_allowed, SystemCall system_call,
+  automatic_in_call(comm& c, detail::tuned_op op, bool system_possible, SystemCall system_call,
                     Fallback fallback)
       : m_comm(c),
         m_op(op),
-        m_system_allowed(system_allowed),
+        m_system_possible(system_possible),
         m_system_call(system_call),
         m_fallback(fallback) {}
   automatic_in_call(const automatic_in_call&) = delete;
   automatic_in_call& operator=(const automatic_in_call&) = delete;
   ~automatic_in_call() = default;
 
-  std::int8_t choose(std::size_t bytes) override {
+  [[nodiscard]] bool system_possible() const override { return m_system_possible; }
+  std::int8_t choose(std::size_t bytes, bool system_allowed) override {
     m_bytes = bytes;
     m_plan = detail::plan_automatic_call(m_comm, m_op, bytes);
-    if (m_plan.choice == detail::tuning_choices::system_mpi && !m_system_allowed) {
+    if (m_plan.choice == detail::tuning_choices::system_mpi && !system_allowed) {
       m_plan.trial = false;
       return m_fallback(bytes);
     }
     return m_plan.choice;
   }
-  void system_call() override { m_system_call(); }
+  void system_call(const std::size_t* incoming) override { m_system_call(incoming); }
   /// After the call: hands a trial call's time to online selection.
   void record() const {
     if (!m_plan.trial) return;
@@ -187,7 +194,7 @@ class automatic_in_call final : public detail::in_call_planner {
   using clock = std::chrono::steady_clock;
   comm& m_comm;
   detail::tuned_op m_op;
-  bool m_system_allowed;
+  bool m_system_possible;
   SystemCall m_system_call;
   Fallback m_fallback;
   // Read on every call: whether it is a trial is known only after the first step.
@@ -523,7 +530,10 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
     // chooses inside the call, below).
     algorithm =
         detail::select_gatherv(selection_for(c, engine, 0), engine.tuning().gatherv).algorithm;
-    automatic = c.size() == 2 && algorithm == gatherv_algorithm::single_copy;
+    // The rules' single copy (2 ranks on their own cores, cross-memory attach works), not a forced
+    // one (CACHECOMM_GATHERV keeps its algorithm's own path).
+    automatic = c.size() == 2 && engine.tuning().gatherv == gatherv_algorithm::automatic &&
+                algorithm == gatherv_algorithm::single_copy;
   }
   const detail::vector_call call{input,
                                  own,
@@ -535,8 +545,13 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
     engine.gatherv(call, algorithm);
     return;
   }
-  automatic_in_call plan(c, detail::tuned_op::gatherv, true, system_call,
-                         [](std::size_t) { return detail::tuning_choices::system_mpi; });
+  const bool system_possible =
+      own <= 0x7fffffff &&
+      (!is_root || (fit_mpi_int(layout->bytes.data(), layout->bytes.size()) &&
+                    fit_mpi_int(layout->offsets.data(), layout->offsets.size())));
+  automatic_in_call plan(
+      c, detail::tuned_op::gatherv, system_possible, [&](const std::size_t*) { system_call(); },
+      [](std::size_t) { return detail::tuning_choices::system_mpi; });
   engine.gatherv_pair(call, plan);
   plan.record();
 }
@@ -641,11 +656,11 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
   const byte_view sent = in_place_call ? received : view_of(0, send_counts, send_displacements);
   if (received.largest != 0) check_buffer(what, "receive", receive);
   if (!in_place_call && sent.largest != 0) check_buffer(what, "send", send);
+  auto as_mpi = [&](const std::size_t* values) {
+    return mpi_counts(std::vector<std::size_t>(values, values + ranks), what);
+  };
   // The system MPI's call, with the caller's arguments as bytes.
   auto system_call = [&](const void* mpi_send) {
-    auto as_mpi = [&](const std::size_t* values) {
-      return mpi_counts(std::vector<std::size_t>(values, values + ranks), what);
-    };
     const std::vector<int> mpi_receive_bytes = as_mpi(received.bytes);
     const std::vector<int> mpi_receive_offsets = as_mpi(received.offsets);
     std::vector<int> mpi_send_bytes;
@@ -662,6 +677,35 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
     system_call(in_place_call ? MPI_IN_PLACE : send);
     return;
   }
+  // Where this rank's receive counts disagree with what the others send it, MPI's call (chosen
+  // inside the call) receives exactly what they send into scratch, and this rank keeps the smaller
+  // part of each block, as cachecomm's paths do (the engine then reports the disagreement).
+  auto system_call_receiving = [&](const std::size_t* incoming) {
+    if (incoming == nullptr) {
+      system_call(send);
+      return;
+    }
+    std::vector<std::size_t> offsets(ranks);
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      offsets[r] = total;
+      total += incoming[r];
+    }
+    std::vector<std::byte> scratch(total);
+    const std::vector<int> mpi_receive_bytes = as_mpi(incoming);
+    const std::vector<int> mpi_receive_offsets = as_mpi(offsets.data());
+    const std::vector<int> mpi_send_bytes = as_mpi(sent.bytes);
+    const std::vector<int> mpi_send_offsets = as_mpi(sent.offsets);
+    CACHECOMM_MPI(MPI_Alltoallv(send, mpi_send_bytes.data(), mpi_send_offsets.data(), MPI_BYTE,
+                                scratch.data(), mpi_receive_bytes.data(),
+                                mpi_receive_offsets.data(), MPI_BYTE, c.mpi_comm()));
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const std::size_t n = std::min(incoming[r], received.bytes[r]);
+      if (n != 0)
+        detail::copy_memory(static_cast<std::byte*>(receive) + received.offsets[r],
+                            scratch.data() + offsets[r], n);
+    }
+  };
   const void* input = in_place_call ? receive : send;
   // In place, a rank whose blocks leave its slot still sends them (pulled, or through the region)
   // after it has begun to receive into the same buffer: it sends from a copy of them instead (one
@@ -689,8 +733,11 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
   }
   // In place, the first step has already received blocks over the ones this rank sends, so MPI's
   // call cannot start from the buffer: the rules' path instead.
+  const bool system_possible =
+      !in_place_call && fit_mpi_int(sent.bytes, ranks) && fit_mpi_int(sent.offsets, ranks) &&
+      fit_mpi_int(received.bytes, ranks) && fit_mpi_int(received.offsets, ranks);
   automatic_in_call plan(
-      c, detail::tuned_op::alltoallv, !in_place_call, [&] { system_call(send); },
+      c, detail::tuned_op::alltoallv, system_possible, system_call_receiving,
       [&](std::size_t bytes) {
         return static_cast<std::int8_t>(detail::select_alltoallv(selection_for(c, engine, bytes),
                                                                  alltoallv_algorithm::automatic)

@@ -66,9 +66,9 @@ planned_call plan_call(call_kind kind, const char* call, MPI_Comm comm, cachecom
   try {
     const auto plan = cachecomm::detail::plan_automatic_call(c, op, bytes, type, operation);
     if (plan.choice != cachecomm::detail::tuning_choices::system_mpi)
-      return {false, plan.choice, plan.trial};
+      return {false, plan.choice, plan.trial, plan.warm_up};
     cachecomm::detail::agree_before_system_call(c, op, bytes, type, operation);
-    return {true, 0, plan.trial};
+    return {true, 0, plan.trial, plan.warm_up};
   } catch (...) {
     stats().count(kind, outcome::cachecomm_error);
     error = report_failure(comm, call);

@@ -69,6 +69,7 @@ struct planned_call {
   bool mpi = false;           ///< pass through, counted as mpi-faster
   std::int8_t algorithm = 0;  ///< otherwise the algorithm to serve it with
   bool trial = false;         ///< an online trial: time it
+  bool warm_up = false;       ///< an untimed call of the trial (counted with the trial)
 };
 planned_call plan_call(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm& c,
                        cachecomm::detail::tuned_op op, std::size_t bytes, int& error,
@@ -83,8 +84,10 @@ int run_planned(call_kind kind, const char* call, MPI_Comm comm, cachecomm::comm
                 Pass&& pass, Body&& body) {
   const cachecomm::detail::trial_timer timer(plan.trial);
   const int result =
-      plan.mpi ? pass_through(kind, plan.trial ? outcome::mpi_trial : outcome::mpi_faster, pass)
-               : serve(kind, comm, call, body);
+      plan.mpi
+          ? pass_through(
+                kind, plan.trial || plan.warm_up ? outcome::mpi_trial : outcome::mpi_faster, pass)
+          : serve(kind, comm, call, body);
   if (result == MPI_SUCCESS) timer.finish(c, op, bytes);
   return result;
 }

@@ -16,6 +16,7 @@
 #include "cachecomm/collectives.hpp"
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
+#include "cachecomm/error.hpp"
 #include "coll/tuning_loader.hpp"
 #include "coll/tuning_table.hpp"
 
@@ -258,6 +259,46 @@ TEST(Tuning, SystemMpiChosenForEveryOperationIsCorrect) {
   EXPECT_EQ(c.default_barrier_reason().find("MPI_Barrier") != std::string::npos, one_node(c))
       << c.default_barrier_reason();
   expect_collectives_correct(c);
+}
+
+// Alltoallv hands a call to the system MPI after its first step; a rank whose receive count from
+// another is smaller than what that rank sends must still keep the smaller part and report both
+// sizes (MPI would fail the call with a truncation), and the other ranks are not affected.
+TEST(Tuning, SystemMpiAlltoallvWithADisagreeingCountFailsClearly) {
+  comm c(MPI_COMM_WORLD, with_tuning(mpi_everywhere_file()));
+  if (!one_node(c)) GTEST_SKIP() << "across nodes the call is MPI's whole, with its own errors";
+  const auto ranks = static_cast<std::size_t>(c.size());
+  constexpr std::size_t count = 70000;  // int64: beyond the slots, where the choice is taken
+  // Rank 1 sends rank 0 `count + 100` elements; rank 0 expects `count`.
+  std::vector<std::size_t> send_counts(ranks, count);
+  std::vector<std::size_t> receive_counts(ranks, count);
+  if (c.rank() == 1) send_counts[0] = count + 100;
+  std::vector<std::size_t> send_offsets(ranks);
+  std::vector<std::size_t> receive_offsets(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    send_offsets[r] = r * (count + 100);
+    receive_offsets[r] = r * (count + 100);
+  }
+  std::vector<long long> sent(ranks * (count + 100));
+  for (std::size_t i = 0; i < sent.size(); ++i) sent[i] = 1000LL * c.rank() + 1;
+  std::vector<long long> got(ranks * (count + 100), -1);
+  std::string message;
+  try {
+    alltoallv(c, sent.data(), send_counts, send_offsets, got.data(), receive_counts,
+              receive_offsets, datatype::int64);
+  } catch (const usage_error& e) {
+    message = e.what();
+  }
+  if (c.rank() == 0) {
+    EXPECT_NE(message.find(std::to_string((count + 100) * 8)), std::string::npos) << message;
+    EXPECT_NE(message.find(std::to_string(count * 8)), std::string::npos) << message;
+    EXPECT_EQ(got[receive_offsets[1] + count - 1], 1001) << "the smaller part arrives";
+    EXPECT_EQ(got[receive_offsets[1] + count], -1) << "and nothing beyond it";
+  } else {
+    EXPECT_EQ(message, "") << "only the receiver sees the disagreement";
+    EXPECT_EQ(got[count - 1], 1) << "the others' blocks arrive";
+  }
+  c.barrier();
 }
 
 TEST(Tuning, MeasuredAlgorithmIsUsed) {
