@@ -14,13 +14,14 @@
 // buffer in the same step (its owner waits for that). A disagreement is reported by the root alone
 // (as MPI reports a truncation at the receiver).
 //
-// The automatic choice of a pair (gatherv_pair): the root posts its count for the other rank in
-// its small slot, and a non-root whose block has thresholds::pair_gatherv_planned_min_bytes or more
-// reads it, so where the two counts agree both know the block's size and choose its path inside the
-// call (the tuning file, online selection with the system MPI among the candidates, or the rules):
-// pulled by the root (single copy), or through the data region in chunks of half the region,
-// which the root copies out while the non-root copies in the next (central). A smaller block, or
-// counts that disagree, take single copy's path, decided by the non-root's count on both sides.
+// The automatic choice of a pair (gatherv_pair): a non-root whose block has
+// thresholds::pair_gatherv_planned_min_bytes or more reads the root's count for it, which the root
+// posts in its small slot once it has seen that size in the non-root's slot, so where the two
+// counts agree both know the block's size and choose its path inside the call (the tuning file,
+// online selection with the system MPI among the candidates, or the rules): pulled by the root
+// (single copy), or through the data region in chunks of half the region, which the root copies out
+// while the non-root copies in the next (central). A smaller block, or counts that disagree, take
+// single copy's path, decided by the non-root's count on both sides.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -246,18 +247,21 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
   bool system_possible = planner.system_possible();
   if (is_root) {
     expected = call.bytes[other];
-    ensure_free(step, slot_depth(16));
-    std::byte* own_slot = slot_data(m_rank, step, 16);
-    put_word(own_slot, 0, expected);
-    put_word(own_slot, 1, system_possible ? 1 : 0);
-    post_slot(step, 16);
     const std::size_t own = std::min(call.own_bytes, call.bytes[me]);
     if (own != 0 && in != out + call.offsets[me]) copy_memory(out + call.offsets[me], in, own);
     wait_slot(static_cast<int>(other), step, slot_payload, "gatherv (the non-root's slot)");
     const std::byte* slot = slot_data(static_cast<int>(other), step, slot_payload);
     sent = word(slot, 0) & ~cannot_pass_bit;
-    system_possible = system_possible && (word(slot, 0) & cannot_pass_bit) == 0;
     address = word(slot, 1);
+    if (sent >= thresholds::pair_gatherv_planned_min_bytes) {
+      // Only such a non-root reads the root's count: a small call posts nothing from the root.
+      ensure_free(step, slot_depth(16));
+      std::byte* own_slot = slot_data(m_rank, step, 16);
+      put_word(own_slot, 0, expected);
+      put_word(own_slot, 1, system_possible ? 1 : 0);
+      post_slot(step, 16);
+    }
+    system_possible = system_possible && (word(slot, 0) & cannot_pass_bit) == 0;
   } else {
     sent = call.own_bytes;
     // Staged in the region (posted and left) only below the planned sizes.

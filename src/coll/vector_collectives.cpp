@@ -153,10 +153,12 @@ bool fit_mpi_int(const std::size_t* values, std::size_t n) {
 
 /// An automatic choice taken inside the call (detail::in_call_planner): a forced choice, the
 /// tuning file, online selection (the system MPI among its candidates) or the rules, from the size
-/// the engine hands it. A trial call is timed from the planner's construction, before the call's
-/// first step, to record(); a call that throws records nothing. Where some rank cannot hand the
-/// call to the system MPI (`system_possible`: an in-place alltoallv, counts or offsets beyond
-/// MPI's int), a choice of it gives `fallback(bytes)` instead, on every rank, untimed.
+/// the engine hands it. A trial call is timed from choose(), after the call's first step (the same
+/// for every candidate), to record(); a call that throws records nothing. A call that never
+/// chooses (its blocks all fit in the slots, or a gatherv block under 16 KiB) reads no clock. Where
+/// some rank cannot hand the call to the system MPI (`system_possible`: an in-place alltoallv,
+/// counts or offsets beyond MPI's int), a choice of it gives `fallback(bytes)` instead, on every
+/// rank, untimed.
 template <typename SystemCall, typename Fallback>
 class automatic_in_call final : public detail::in_call_planner {
  public:
@@ -173,6 +175,7 @@ class automatic_in_call final : public detail::in_call_planner {
 
   [[nodiscard]] bool system_possible() const override { return m_system_possible; }
   std::int8_t choose(std::size_t bytes, bool system_allowed) override {
+    m_start = clock::now();
     m_bytes = bytes;
     m_plan = detail::plan_automatic_call(m_comm, m_op, bytes);
     if (m_plan.choice == detail::tuning_choices::system_mpi && !system_allowed) {
@@ -197,8 +200,7 @@ class automatic_in_call final : public detail::in_call_planner {
   bool m_system_possible;
   SystemCall m_system_call;
   Fallback m_fallback;
-  // Read on every call: whether it is a trial is known only after the first step.
-  clock::time_point m_start = clock::now();
+  clock::time_point m_start;
   std::size_t m_bytes = 0;
   detail::automatic_plan m_plan;
 };

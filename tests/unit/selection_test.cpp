@@ -265,15 +265,15 @@ TEST(selection, intel_mpi_takes_its_measured_ranges_of_allreduce_and_allgather_a
   const auto intel = mpi_library_family::intel_mpi;
   constexpr auto allreduce = tuned_op::allreduce;
   constexpr auto allgather = tuned_op::allgather;
-  // Allreduce: 256 KiB to 2 MiB; allgather: blocks of 8 to 64 KiB; each at both ends.
+  // Allreduce: 256 KiB to 2 MiB; allgather: blocks of 16 to 64 KiB; each at both ends.
   EXPECT_TRUE(system_mpi_reason(under(intel, 256 * KiB - 1, pair), allreduce, true).empty());
   EXPECT_EQ(system_mpi_reason(under(intel, 256 * KiB, pair), allreduce, true),
             intel_allreduce_reason);
   EXPECT_EQ(system_mpi_reason(under(intel, 2 * MiB, pair), allreduce, true),
             intel_allreduce_reason);
   EXPECT_TRUE(system_mpi_reason(under(intel, 2 * MiB + 1, pair), allreduce, true).empty());
-  EXPECT_TRUE(system_mpi_reason(under(intel, 8 * KiB - 1, pair), allgather, true).empty());
-  EXPECT_EQ(system_mpi_reason(under(intel, 8 * KiB, pair), allgather, true),
+  EXPECT_TRUE(system_mpi_reason(under(intel, 16 * KiB - 1, pair), allgather, true).empty());
+  EXPECT_EQ(system_mpi_reason(under(intel, 16 * KiB, pair), allgather, true),
             intel_allgather_reason);
   EXPECT_EQ(system_mpi_reason(under(intel, 64 * KiB, pair), allgather, true),
             intel_allgather_reason);
