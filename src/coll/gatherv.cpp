@@ -58,6 +58,18 @@ void put_word(std::byte* slot, std::size_t index, std::uint64_t value) {
 /// one pull costs (a system call and the pinning of 8 pages).
 constexpr std::size_t staged_max_bytes = 32U << 10;
 
+/// A rank's block and the root's count for it disagree. `rank` and `me` are node ranks.
+mismatch_error count_mismatch(std::size_t rank, std::size_t me, std::size_t root, std::size_t sent,
+                              std::size_t expected) {
+  const std::string who = rank == me ? "this rank (node rank " + std::to_string(me) + ")"
+                                     : "node rank " + std::to_string(rank);
+  return mismatch_error("cachecomm: gatherv: " + who + " sends " + std::to_string(sent) +
+                            " bytes, but the root's count for it (node rank " +
+                            std::to_string(root) + "'s counts) is " + std::to_string(expected) +
+                            " bytes",
+                        mismatch_error::field::size);
+}
+
 /// A pair's non-root sets this bit of its count word when it cannot hand the call to the system MPI
 /// (gatherv_pair).
 constexpr std::uint64_t cannot_pass_bit = std::uint64_t{1} << 63;
@@ -219,14 +231,8 @@ void coll_engine::gatherv(const vector_call& call, bool single_copy) {
     throw cross_memory_failure("single-copy gatherv", false, failed_rank, error_number);
   }
   if (disagreeing >= 0) {
-    const std::string who = static_cast<std::size_t>(disagreeing) == me
-                                ? "this rank (node rank " + std::to_string(me) + ")"
-                                : "node rank " + std::to_string(disagreeing);
-    throw mismatch_error(
-        "cachecomm: gatherv: " + who + " sends " + std::to_string(disagreeing_sent) +
-            " bytes, but the root's count for it (node rank " + std::to_string(root) +
-            "'s counts) is " + std::to_string(disagreeing_expected) + " bytes",
-        mismatch_error::field::size);
+    throw count_mismatch(static_cast<std::size_t>(disagreeing), me, root, disagreeing_sent,
+                         disagreeing_expected);
   }
 }
 
@@ -238,6 +244,12 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
   const auto* in = static_cast<const std::byte*>(call.input);
   auto* out = static_cast<std::byte*>(call.output);
   const std::size_t region_part = m_tuning.region_bytes / 2 / cache_line_size * cache_line_size;
+  // A block above a slot and below the planned sizes is staged in the region (posted and left);
+  // both sides decide it from the non-root's count.
+  auto staged = [&](std::size_t n) {
+    return n > inline_bytes && n < thresholds::pair_gatherv_planned_min_bytes &&
+           n <= std::min(staged_max_bytes, region_part);
+  };
   begin_call(call_kind::gatherv, 0, datatype::byte, 0xffU);
   const std::uint32_t step = begin_step();
   std::size_t sent = 0;      // the non-root's count
@@ -264,9 +276,7 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
     system_possible = system_possible && (word(slot, 0) & cannot_pass_bit) == 0;
   } else {
     sent = call.own_bytes;
-    // Staged in the region (posted and left) only below the planned sizes.
-    const bool staging = sent > inline_bytes && sent < thresholds::pair_gatherv_planned_min_bytes &&
-                         sent <= std::min(staged_max_bytes, region_part);
+    const bool staging = staged(sent);
     ensure_free(step, staging ? 2U : slot_depth(slot_payload));
     if (staging) {
       copy_to_shared(region(step) + me * region_part, in, sent, m_tuning.streaming_stores);
@@ -305,8 +315,7 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
     const std::byte* slot = slot_data(static_cast<int>(other), step, slot_payload);
     if (expected <= inline_bytes || sent <= inline_bytes) {
       if (sent <= inline_bytes && taken != 0) copy_memory(into, slot + header_words * 8, taken);
-    } else if (sent < thresholds::pair_gatherv_planned_min_bytes &&
-               sent <= std::min(staged_max_bytes, region_part)) {
+    } else if (staged(sent)) {
       wait_region(static_cast<int>(other), step, "gatherv (the non-root's block)");
       copy_memory(into, region(step) + other * region_part, taken);
     } else {
@@ -340,22 +349,9 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
   if (error_number != 0) {
     throw cross_memory_failure("single-copy gatherv", false, static_cast<int>(other), error_number);
   }
-  if (sent != expected) {
-    const std::string who = is_root ? "node rank " + std::to_string(other)
-                                    : "this rank (node rank " + std::to_string(me) + ")";
-    throw mismatch_error("cachecomm: gatherv: " + who + " sends " + std::to_string(sent) +
-                             " bytes, but the root's count for it (node rank " +
-                             std::to_string(root) + "'s counts) is " + std::to_string(expected) +
-                             " bytes",
-                         mismatch_error::field::size);
-  }
-  if (is_root && call.own_bytes != call.bytes[me]) {
-    throw mismatch_error(
-        "cachecomm: gatherv: this rank (node rank " + std::to_string(me) + ") sends " +
-            std::to_string(call.own_bytes) + " bytes, but the root's count for it (node rank " +
-            std::to_string(root) + "'s counts) is " + std::to_string(call.bytes[me]) + " bytes",
-        mismatch_error::field::size);
-  }
+  if (sent != expected) throw count_mismatch(is_root ? other : me, me, root, sent, expected);
+  if (is_root && call.own_bytes != call.bytes[me])
+    throw count_mismatch(me, me, root, call.own_bytes, call.bytes[me]);
 }
 
 }  // namespace cachecomm::detail

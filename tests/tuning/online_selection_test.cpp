@@ -306,6 +306,23 @@ TEST(OnlineSelection, ConvergesToOneChoiceOnEveryRankUnderRandomDelays) {
   }
 }
 
+/// An operation chosen inside the call settled online on the bucket of `count` int64 elements:
+/// every candidate measured (MPI's call too), the same line and choice on every rank, and later
+/// calls keep it and stay correct.
+void expect_settled_online(comm& c, tuned_op op, std::size_t count) {
+  const detail::online_selector& online = selector_of(c);
+  const std::size_t bytes = count * sizeof(long long);
+  const std::string line = online.describe(op, bytes);
+  if (c.rank() == 0) std::printf("%s\n", line.c_str());
+  ASSERT_EQ(online.source_of(op, bytes), choice_source::online) << line;
+  EXPECT_NE(line.find("mpi "), std::string::npos) << line;
+  expect_same_on_every_rank(line);
+  expect_same_on_every_rank(choice_of(c, op, bytes));
+  for (int iteration = 0; iteration < 3; ++iteration)
+    ASSERT_NO_FATAL_FAILURE(call_and_check(c, op, count, iteration));
+  EXPECT_EQ(online.describe(op, bytes), line);
+}
+
 // Alltoallv is planned inside the call, from the largest block that left the slots, which one rank
 // alone sends (call_and_check): every rank must still take the same choice on every call.
 TEST(OnlineSelection, AlltoallvConvergesFromTheLargestBlockOfTheCall) {
@@ -327,15 +344,7 @@ TEST(OnlineSelection, AlltoallvConvergesFromTheLargestBlockOfTheCall) {
     EXPECT_NE(online.source_of(tuned_op::alltoallv, large_bytes), choice_source::online);
     return;
   }
-  const std::string line = online.describe(tuned_op::alltoallv, large_bytes);
-  if (c.rank() == 0) std::printf("%s\n", line.c_str());
-  ASSERT_EQ(online.source_of(tuned_op::alltoallv, large_bytes), choice_source::online) << line;
-  EXPECT_NE(line.find("mpi "), std::string::npos) << line;
-  expect_same_on_every_rank(line);
-  expect_same_on_every_rank(choice_of(c, tuned_op::alltoallv, large_bytes));
-  for (int iteration = 0; iteration < 3; ++iteration)
-    ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::alltoallv, large_count, iteration));
-  EXPECT_EQ(online.describe(tuned_op::alltoallv, large_bytes), line);
+  expect_settled_online(c, tuned_op::alltoallv, large_count);
 }
 
 // A pair's gatherv is planned inside the call from the non-root's block, which only the non-root
@@ -363,15 +372,7 @@ TEST(OnlineSelection, PairGathervConvergesFromTheNonRootsBlock) {
     EXPECT_EQ(online.source_of(tuned_op::gatherv, large_bytes), choice_source::unused);
     return;
   }
-  const std::string line = online.describe(tuned_op::gatherv, large_bytes);
-  if (c.rank() == 0) std::printf("%s\n", line.c_str());
-  ASSERT_EQ(online.source_of(tuned_op::gatherv, large_bytes), choice_source::online) << line;
-  EXPECT_NE(line.find("mpi "), std::string::npos) << line;
-  expect_same_on_every_rank(line);
-  expect_same_on_every_rank(choice_of(c, tuned_op::gatherv, large_bytes));
-  for (int iteration = 0; iteration < 3; ++iteration)
-    ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::gatherv, large_count, iteration));
-  EXPECT_EQ(online.describe(tuned_op::gatherv, large_bytes), line);
+  expect_settled_online(c, tuned_op::gatherv, large_count);
 }
 
 TEST(OnlineSelection, ReChecksRunInLockstepAndAgreeOnEveryRankUnderRandomDelays) {
