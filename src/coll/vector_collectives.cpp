@@ -632,7 +632,7 @@ void alltoallv(comm& c, const void* send, std::span<const std::size_t> send_coun
                std::span<const std::size_t> receive_displacements, datatype type,
                alltoallv_algorithm algorithm) {
   constexpr const char* what = "alltoallv";
-  auto& engine = engine_of(c);
+  auto& engine = blocking_engine_of(c);
   const std::size_t element = element_size(what, type);
   const bool in_place_call = send == in_place;
   // Bytes and byte offsets per rank: the caller's own arrays when the elements are bytes (the
