@@ -67,7 +67,7 @@ enum class allgather_algorithm {
 /// size bucket on a communicator trying candidates; from the next call the bucket is settled. A
 /// benchmark that times the automatic choice calls it this often first, so that no trial call (each
 /// runs another candidate) lands among its samples.
-inline constexpr int online_selection_trial_calls = 41;
+inline constexpr int online_selection_trial_calls = 59;
 
 /// What `automatic` resolves to for a message of `bytes` on this communicator, and why (allgather:
 /// `bytes` is one rank's block).

@@ -12,11 +12,11 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
                                   const agree_function& agree) {
   bucket_state& state = at(op, bytes);
   if (state.source == choice_source::online) {
-    if (!state.rechecking) {
+    if (!state.comparing) {
       // A caller's settled_call() may have counted this call already: the count only has to
       // reach recheck_at, which every rank's count does at the same call.
       if (!recheck_due(state)) return {state.chosen, false};
-      begin_recheck(state);
+      begin_comparison(state);
       // A rule remembered for a size of this bucket online selection does not decide (above
       // INT_MAX, before the bucket settled) would otherwise answer for it during the re-check.
       m_rule_memo[static_cast<std::size_t>(op)] = {};
@@ -42,8 +42,9 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
   // calls this size again pays nothing, and the wait overlaps the ranks' skew there.
   if (state.handshake_due) {
     end_round(state, op, agree);
-    if (state.source == choice_source::online && !state.rechecking) return {state.chosen, false};
+    if (state.source == choice_source::online && !state.comparing) return {state.chosen, false};
   }
+  if (state.comparing) return comparison_call(state);
   state.last = state.order[state.position];
   ++state.trial_calls;
   if (state.round > 0 && state.warmed < warm_calls_per_sample) {
@@ -57,12 +58,70 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
 
 void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanoseconds) {
   bucket_state& state = at(op, bytes);
-  if (state.source != choice_source::trial && !state.rechecking) return;
+  if (state.comparing) {
+    if (state.block_timed < comparison_calls) state.block[state.block_timed++] = nanoseconds;
+    if (state.block_timed == comparison_calls) {  // this rank's figure: the block's median
+      std::array<std::uint64_t, comparison_calls> sorted = state.block;
+      std::nth_element(sorted.begin(), sorted.begin() + comparison_calls / 2, sorted.end());
+      state.local_best[state.last] = sorted[comparison_calls / 2];
+    }
+    return;
+  }
+  if (state.source != choice_source::trial) return;
   state.local_best[state.last] = std::min(state.local_best[state.last], nanoseconds);
+}
+
+online_plan online_selector::comparison_call(bucket_state& state) {
+  constexpr unsigned block_length = 1 + comparison_calls;
+  const unsigned within = state.position % block_length;
+  state.last = state.position < block_length ? state.chosen_index : state.runner_up;
+  ++state.trial_calls;
+  if (++state.position == 2 * block_length) state.handshake_due = true;
+  if (within == 0) {  // the block's untimed first call
+    state.block_timed = 0;
+    state.local_best[state.last] = no_time;
+    return {state.candidates[state.last], false, true};
+  }
+  return {state.candidates[state.last], true};
+}
+
+void online_selector::begin_comparison(bucket_state& state) {
+  state.comparing = true;
+  state.position = 0;
+  state.handshake_due = false;
+}
+
+void online_selector::end_comparison(bucket_state& state, tuned_op op,
+                                     const agree_function& agree) const {
+  state.comparing = false;
+  const std::array<std::uint8_t, 2> pair{state.chosen_index, state.runner_up};
+  for (std::size_t k = 0; k < 2; ++k) {  // in this order on every rank
+    const trial_view view = agree(state.local_best[pair[k]], state.parity);
+    state.parity ^= 1U;
+    state.compared[k] = {m_metric == online_metric::average ? view.average : view.slowest,
+                         view.slowest};
+    state.compared_choice[k] = state.candidates[pair[k]];
+  }
+  const bool switched = clearly_faster(state.compared[1], state.compared[0]);
+  if (switched) {
+    std::swap(state.chosen_index, state.runner_up);
+    state.chosen = state.candidates[state.chosen_index];
+  }
+  if (state.source == choice_source::trial) {  // the confirmation: the trial ends here
+    state.source = choice_source::online;
+  } else {
+    ++state.rechecks_done;
+    if (switched) ++state.recheck_switches;
+  }
+  plan_recheck(state, op);
 }
 
 void online_selector::end_round(bucket_state& state, tuned_op op, const agree_function& agree) {
   state.handshake_due = false;
+  if (state.comparing) {
+    end_comparison(state, op, agree);
+    return;
+  }
   // One handshake per candidate, in candidate order on every rank: the slowest and the average
   // rank's best call, the same numbers on every rank.
   auto agree_on = [&](const std::array<std::uint64_t, max_candidates>& mine, std::size_t i) {
@@ -72,17 +131,6 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
     state.estimate[i] = m_metric == online_metric::average ? view.average : view.slowest;
   };
   const bool last_round = state.round + 1U == samples_per_candidate;
-  if (state.rechecking) {  // two candidates, no pruning: one handshake each, after the last round
-    ++state.round;
-    if (!last_round) {
-      order_round(state);
-      return;
-    }
-    for (const std::uint8_t i : {state.chosen_index, state.runner_up})
-      agree_on(state.local_best, i);
-    end_recheck(state, op);
-    return;
-  }
   static_assert(prune_after_calls > 1 && prune_after_calls <= samples_per_candidate);
   // Prunes against the fastest so far, by the slowest rank: a candidate that far behind never
   // competes (competes()). The rules' choice (candidate 0) is never pruned: its first call in a
@@ -117,12 +165,6 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
 void online_selector::order_round(bucket_state& state) {
   state.position = 0;
   state.live = 0;
-  if (state.rechecking) {  // alternate which goes first: neither always follows the other
-    const bool odd = (state.round % 2U) != 0;
-    state.order[state.live++] = odd ? state.runner_up : state.chosen_index;
-    state.order[state.live++] = odd ? state.chosen_index : state.runner_up;
-    return;
-  }
   for (std::uint8_t i = 0; i < state.candidate_count; ++i)
     if (!state.pruned[i]) state.order[state.live++] = i;
   if (state.round == 0) return;  // the built-in choice first
@@ -144,14 +186,13 @@ bool online_selector::competes(const bucket_state& state, std::size_t i) {
   return state.slowest[i] <= best + best / 100 * slowest_margin_percent;
 }
 
-bool online_selector::clearly_faster(const bucket_state& state, std::size_t challenger,
-                                     std::size_t current) {
-  const std::uint64_t other = state.estimate[challenger];
-  const std::uint64_t now = state.estimate[current];
-  if (other == no_time || state.slowest[challenger] == no_time) return false;
-  if (now == no_time || state.slowest[current] == no_time) return true;
-  const std::uint64_t slowest = state.slowest[challenger];
-  const std::uint64_t current_slowest = state.slowest[current];
+bool online_selector::clearly_faster(agreed_time challenger, agreed_time current) {
+  const std::uint64_t other = challenger.estimate;
+  const std::uint64_t now = current.estimate;
+  if (other == no_time || challenger.slowest == no_time) return false;
+  if (now == no_time || current.slowest == no_time) return true;
+  const std::uint64_t slowest = challenger.slowest;
+  const std::uint64_t current_slowest = current.slowest;
   if (current_slowest > slowest + slowest / 100 * slowest_margin_percent) return true;
   return other < now - now / 100 * switch_margin_percent &&
          slowest <= current_slowest + current_slowest / 100 * slowest_margin_percent;
@@ -166,9 +207,25 @@ void online_selector::settle(bucket_state& state, tuned_op op) const {
     if (!competes(state, i)) continue;
     if (challenger == 0 || state.estimate[i] < state.estimate[challenger]) challenger = i;
   }
-  const bool replace = challenger != 0 && clearly_faster(state, challenger, 0);
+  const bool replace = challenger != 0 && clearly_faster(trial_time(state, challenger),
+                                                         trial_time(state, 0));
   state.chosen_index = static_cast<std::uint8_t>(replace ? challenger : 0);
   state.chosen = state.candidates[state.chosen_index];
+  // The closest rival (any result: nothing is settled yet) runs a block against the winner; by
+  // the estimate alone, as the rounds may have misjudged its slowest rank too (clearly_faster
+  // weighs both after the blocks).
+  std::size_t rival = max_candidates;
+  for (std::size_t i = 0; i < state.candidate_count; ++i) {
+    if (i == state.chosen_index || state.pruned[i] || state.estimate[i] == no_time) continue;
+    if (rival == max_candidates || state.estimate[i] < state.estimate[rival]) rival = i;
+  }
+  const std::uint64_t winner = state.estimate[state.chosen_index];
+  if (rival != max_candidates && winner < no_time / confirm_rival_factor &&
+      state.estimate[rival] <= winner * confirm_rival_factor) {
+    state.runner_up = static_cast<std::uint8_t>(rival);
+    begin_comparison(state);
+    return;
+  }
   state.source = choice_source::online;
   plan_recheck(state, op);
 }
@@ -196,28 +253,6 @@ void online_selector::plan_recheck(bucket_state& state, tuned_op op) const {
                                : state.recheck_interval * recheck_growth;
   state.settled_calls = 0;
   state.recheck_at = state.recheck_interval;
-}
-
-void online_selector::begin_recheck(bucket_state& state) {
-  state.rechecking = true;
-  state.round = 0;
-  state.handshake_due = false;
-  for (const std::uint8_t i : {state.chosen_index, state.runner_up}) {
-    state.local_best[i] = no_time;
-  }
-  order_round(state);
-}
-
-void online_selector::end_recheck(bucket_state& state, tuned_op op) const {
-  state.rechecking = false;
-  ++state.rechecks_done;
-  // The same margins as the trial's: a re-check must not trade a choice for noise.
-  if (clearly_faster(state, state.runner_up, state.chosen_index)) {
-    std::swap(state.chosen_index, state.runner_up);
-    state.chosen = state.candidates[state.chosen_index];
-    ++state.recheck_switches;
-  }
-  plan_recheck(state, op);
 }
 
 namespace {
@@ -288,7 +323,21 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
     line += "; re-checked " + std::to_string(state.rechecks_done) + "x, " +
             std::to_string(state.recheck_switches) + " switched";
   }
-  if (state.rechecking) line += "; re-checking now";
+  if (state.compared_choice[0] != tuning_choices::none) {
+    auto figure = [&](std::size_t k) {
+      std::string text(" ");
+      text += choice_name(op, state.compared_choice[k]);
+      text += ' ';
+      if (state.compared[k].estimate == no_time) return text + "-";
+      char number[32];
+      std::snprintf(number, sizeof number, "%.1f us",
+                    static_cast<double>(state.compared[k].estimate) / 1e3);
+      return text + number;
+    };
+    line += "; last compared in blocks of " + std::to_string(comparison_calls) + " calls:" +
+            figure(0) + "," + figure(1);
+  }
+  if (state.comparing) line += "; re-checking now";
   return line + ")";
 }
 

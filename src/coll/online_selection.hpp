@@ -9,11 +9,19 @@
 // (through shared memory, coll_engine::agree_on_trial); everything decided from them is computed
 // by every rank from the same numbers, so every rank takes the same decision.
 //
-// Re-checks: a settled bucket is measured again, rarely (after recheck_first_calls more calls, then
-// after recheck_growth times as many each time), between its choice and the runner-up only, and
-// only where the two give the same bytes (a reduction never swaps the system MPI's call for a
-// rank-order algorithm or back), so a re-check can change how long a call takes, never its result.
-// It catches a trial that the VM's placement, a first touch or an oversubscribed scheduler misled.
+// Comparisons in blocks: the rounds alternate candidates, and what a call leaves behind can make
+// the next one look 2x faster or slower than it runs in a loop (Intel MPI's allgather of 16 KiB:
+// 3.4 us in the rounds, 8.2 us settled, against 3.2 for cachecomm's central, which then ran at 3.0;
+// a pair's gatherv of 1 MiB: the region path 163-294 us in the rounds, 66-72 settled). So the
+// rounds end in a confirmation: their winner and its closest rival each run a block of consecutive
+// calls, as a loop runs them, and the block's median decides (comparison_calls).
+//
+// Re-checks: a settled bucket is compared again the same way, rarely (after recheck_first_calls
+// more calls, then after recheck_growth times as many each time), between its choice and the
+// runner-up only, and only where the two give the same bytes (a reduction never swaps the system
+// MPI's call for a rank-order algorithm or back), so a re-check can change how long a call takes,
+// never its result. It catches a trial that the VM's placement, a first touch or an oversubscribed
+// scheduler misled. The confirmation may cross that line: the bucket is not settled before it ends.
 //
 // The key is (operation, power-of-two size bucket): whether the caller's buffers are in cache
 // cannot be known per call, so both share a bucket (a loop reusing its buffers measures hot).
@@ -64,6 +72,12 @@ struct trial_view {
   std::uint64_t average = ~std::uint64_t{0};
 };
 
+/// One candidate's agreed time (ns): by the metric (estimate) and the slowest rank's.
+struct agreed_time {
+  std::uint64_t estimate = ~std::uint64_t{0};
+  std::uint64_t slowest = ~std::uint64_t{0};
+};
+
 /// What one call runs: an algorithm id of the operation's registry, or tuning_choices::system_mpi.
 struct online_plan {
   std::int8_t choice = tuning_choices::none;
@@ -111,10 +125,19 @@ class online_selector {
   /// program's next dependent step.
   static constexpr std::uint64_t slowest_margin_percent = 25;
   static constexpr std::size_t max_candidates = 8;
-  /// Calls of a bucket's trial at most: every round of every candidate, with the warm-up calls.
+  /// Timed calls of each of the two candidates in a comparison (the trial's confirmation, a
+  /// re-check), one block after the other, each after one untimed call; each rank takes its
+  /// block's median.
+  static constexpr unsigned comparison_calls = 8;
+  /// The trial's closest rival is confirmed against its winner only when its estimate is at most
+  /// this many times the winner's: the rounds misjudged candidates by up to 2.5x.
+  static constexpr std::uint64_t confirm_rival_factor = 2;
+  /// Calls of a bucket's trial at most: every round of every candidate, with the warm-up calls,
+  /// and the confirmation's two blocks.
   static constexpr std::size_t max_trial_calls =
       max_candidates *
-      (samples_per_candidate + (samples_per_candidate - 1) * warm_calls_per_sample);
+          (samples_per_candidate + (samples_per_candidate - 1) * warm_calls_per_sample) +
+      2 * (1 + comparison_calls);
   static constexpr std::size_t buckets = tuning_choices::buckets;
   /// A sample that failed or was never timed.
   static constexpr std::uint64_t no_time = ~std::uint64_t{0};
@@ -170,7 +193,7 @@ class online_selector {
   /// (then plan() says what the call runs).
   [[nodiscard]] std::int8_t settled_call(tuned_op op, std::size_t bytes) {
     bucket_state& state = at(op, bytes);
-    if (state.source != choice_source::online || state.rechecking) return tuning_choices::none;
+    if (state.source != choice_source::online || state.comparing) return tuning_choices::none;
     return recheck_due(state) ? tuning_choices::none : state.chosen;
   }
 
@@ -233,10 +256,18 @@ class online_selector {
     std::array<std::uint8_t, max_candidates> pruned_after{};  ///< calls it had when pruned
     std::array<std::uint64_t, max_candidates> local_best{};   ///< this rank's best call of each
     std::uint32_t trial_calls = 0;
-    // Re-checks (all zero while none is planned: the bucket has no runner-up of the same result).
-    bool rechecking = false;
     std::uint8_t chosen_index = 0;  ///< the index of `chosen` among the candidates
-    std::uint8_t runner_up = 0;     ///< the candidate a re-check measures beside the choice
+    /// The candidate a comparison measures beside the choice: the trial's closest rival during the
+    /// confirmation, then the runner-up of the same result that re-checks measure.
+    std::uint8_t runner_up = 0;
+    // Comparisons in blocks (the confirmation while source is trial; otherwise a re-check).
+    bool comparing = false;
+    std::uint8_t block_timed = 0;  ///< timed calls of the current block so far
+    std::array<std::uint64_t, comparison_calls> block{};  ///< this rank's times in the block
+    /// The last comparison's candidates (the choice before it first) and their agreed medians.
+    std::array<std::int8_t, 2> compared_choice{tuning_choices::none, tuning_choices::none};
+    std::array<agreed_time, 2> compared{};
+    // Re-checks (all zero while none is planned: the bucket has no runner-up of the same result).
     std::uint8_t rechecks_done = 0;
     std::uint8_t recheck_switches = 0;  ///< re-checks that changed the choice
     std::uint64_t settled_calls = 0;    ///< calls since the bucket settled or was last re-checked
@@ -250,22 +281,29 @@ class online_selector {
     return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
   }
   void end_round(bucket_state& state, tuned_op op, const agree_function& agree);
+  /// The call a running comparison makes: the choice's block, then the runner-up's.
+  static online_plan comparison_call(bucket_state& state);
+  static void begin_comparison(bucket_state& state);
+  /// After a comparison's last call: agrees on both medians, keeps the choice unless the other is
+  /// clearly faster; ends the trial (the confirmation) or counts a re-check; plans the next.
+  void end_comparison(bucket_state& state, tuned_op op, const agree_function& agree) const;
   /// The lowest slowest-rank time of the candidates not pruned (no_time: none measured).
   [[nodiscard]] static std::uint64_t best_slowest(const bucket_state& state);
   /// Whether candidate i's slowest rank keeps it in the contest (online_metric::average).
   [[nodiscard]] static bool competes(const bucket_state& state, std::size_t i);
-  /// Whether candidate `challenger` should replace `current`: clearly faster by the estimate, and
-  /// its slowest rank within slowest_margin_percent of current's; or current's slowest rank is
-  /// that far behind the challenger's.
-  [[nodiscard]] static bool clearly_faster(const bucket_state& state, std::size_t challenger,
-                                           std::size_t current);
+  /// Whether a candidate measured as `challenger` should replace one measured as `current`:
+  /// clearly faster by the estimate, and its slowest rank within slowest_margin_percent of
+  /// current's; or current's slowest rank is that far behind the challenger's.
+  [[nodiscard]] static bool clearly_faster(agreed_time challenger, agreed_time current);
+  [[nodiscard]] static agreed_time trial_time(const bucket_state& state, std::size_t i) {
+    return {state.estimate[i], state.slowest[i]};
+  }
   static void order_round(bucket_state& state);
+  /// After the last round: the rules' choice unless another is clearly faster, then the
+  /// confirmation against the closest rival (or settled at once where none is close).
   void settle(bucket_state& state, tuned_op op) const;
-  /// After a re-check's last round: the runner-up replaces the choice only when clearly faster.
-  void end_recheck(bucket_state& state, tuned_op op) const;
   /// Plans the next re-check: the fastest other candidate that gives the same result.
   void plan_recheck(bucket_state& state, tuned_op op) const;
-  static void begin_recheck(bucket_state& state);
   /// Counts a call of a settled bucket; true when it is the one that starts a re-check.
   static bool recheck_due(bucket_state& state) {
     return state.recheck_at != 0 && ++state.settled_calls >= state.recheck_at;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,10 +29,16 @@ struct bucket_driver {
   static constexpr std::array<std::int8_t, 4> default_candidates{1, 2, 3, mpi};
   std::vector<std::int8_t> candidates{default_candidates.begin(), default_candidates.end()};
   std::map<std::int8_t, std::uint64_t> times;
+  /// Where set, a call's time from its candidate and how many calls of the same candidate came
+  /// right before it (what a call leaves behind weighs on the next one); otherwise `times`.
+  std::function<std::uint64_t(std::int8_t choice, int streak)> timing;
+  std::int8_t previous = tuning_choices::none;  ///< the candidate of the last call
+  int streak = 0;  ///< calls of `previous` in a row
   /// What the other rank reports at a handshake where this rank reports a given time (the times of
   /// the candidates differ, so a time names its candidate); absent: the same time as this rank.
   std::map<std::uint64_t, std::uint64_t> other_rank;
   std::vector<std::int8_t> ran;  ///< the candidate of every timed trial call
+  int warm_ups = 0;              ///< untimed trial calls (warm-up and block starts)
   /// Every call while the bucket was on trial: its candidate, and whether it was timed.
   std::vector<std::pair<std::int8_t, bool>> trial_calls;
   int handshakes = 0;
@@ -56,10 +63,14 @@ struct bucket_driver {
         });
     if (selector.source_of(op, bytes) == choice_source::trial)
       trial_calls.emplace_back(plan.choice, plan.trial);
+    if (plan.warm_up) ++warm_ups;
     if (plan.trial) {
       ran.push_back(plan.choice);
-      selector.record(op, bytes, times[plan.choice]);
+      const int before = plan.choice == previous ? streak : 0;
+      selector.record(op, bytes, timing ? timing(plan.choice, before) : times[plan.choice]);
     }
+    streak = plan.choice == previous ? streak + 1 : 1;
+    previous = plan.choice;
     return plan;
   }
 };
@@ -72,7 +83,9 @@ TEST(OnlineSelector, TriesEveryCandidateOncePerRoundInAnOrderThatChangesAndKeeps
     driver.call();
     ASSERT_LT(++calls, 100) << "never settles";
   }
-  ASSERT_EQ(driver.ran.size(), 12U);
+  // 3 rounds of 4 candidates, then the confirmation's two blocks (comparison_calls each).
+  constexpr std::size_t block = online_selector::comparison_calls;
+  ASSERT_EQ(driver.ran.size(), 12U + 2 * block);
   // Round 0 in the registry's order, the built-in choice first; every round runs each once.
   const std::vector<std::int8_t> first_round{1, 2, 3, mpi};
   EXPECT_EQ(std::vector<std::int8_t>(driver.ran.begin(), driver.ran.begin() + 4), first_round);
@@ -89,21 +102,25 @@ TEST(OnlineSelector, TriesEveryCandidateOncePerRoundInAnOrderThatChangesAndKeeps
   // Not one fixed order: some candidate follows a different one in a later round.
   EXPECT_TRUE(rounds[1] != rounds[0] || rounds[2] != rounds[0]);
   EXPECT_EQ(driver.candidate_lists, 1);
-  // After round 0 and round 1 (every candidate's first call and best of two, to prune) and after
-  // the last round.
-  EXPECT_EQ(driver.handshakes, 4 + 4 + 4);
+  // After round 0 and round 1 (every candidate's first call and best of two, to prune), after
+  // the last round, and one per candidate after the confirmation.
+  EXPECT_EQ(driver.handshakes, 4 + 4 + 4 + 2);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
   // Settled: no more trials, no more handshakes.
   const online_plan next = driver.call();
   EXPECT_FALSE(next.trial);
   EXPECT_EQ(next.choice, 2);
-  EXPECT_EQ(driver.handshakes, 12);
+  EXPECT_EQ(driver.handshakes, 14);
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
   EXPECT_NE(line.find("bcast 4 KiB..8 KiB: double-buffer (measured online:"), std::string::npos)
       << line;
-  // From round 1 each timed call follows an untimed call of the same candidate: 4 + 2 x 8 calls.
-  EXPECT_NE(line.find("20 trial calls"), std::string::npos) << line;
-  ASSERT_EQ(driver.trial_calls.size(), 20U);
+  // From round 1 each timed call follows an untimed call of the same candidate: 4 + 2 x 8 calls,
+  // then two blocks of one untimed and 8 timed calls.
+  EXPECT_NE(line.find("38 trial calls"), std::string::npos) << line;
+  EXPECT_NE(line.find("last compared in blocks of 8 calls: double-buffer 0.4 us, mpi 0.5 us"),
+            std::string::npos)
+      << line;
+  ASSERT_EQ(driver.trial_calls.size(), 38U);
   for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(driver.trial_calls[i].second) << i;
   for (std::size_t i = 4; i < 20; i += 2) {
     EXPECT_FALSE(driver.trial_calls[i].second) << i << ": the warm-up call is not timed";
@@ -111,13 +128,21 @@ TEST(OnlineSelector, TriesEveryCandidateOncePerRoundInAnOrderThatChangesAndKeeps
     EXPECT_EQ(driver.trial_calls[i].first, driver.trial_calls[i + 1].first)
         << i << ": the warm-up call runs the candidate it warms";
   }
+  // The confirmation: the winner's block, then its closest rival's (the system MPI's call, 450 ns
+  // against 400), each one untimed call and then timed ones.
+  for (std::size_t i = 20; i < 38; ++i) {
+    EXPECT_EQ(driver.trial_calls[i].first, i < 29 ? 2 : mpi) << i;
+    EXPECT_EQ(driver.trial_calls[i].second, i != 20 && i != 29) << i;
+  }
 }
 
 TEST(OnlineSelector, EveryRankRunsTheSameSchedule) {
   bucket_driver one;
   bucket_driver other;
+  // (Each driver's handshake plays a partner with its own times, so the times here lead both to
+  // the same decisions, as agreed times would: 2 wins, the system MPI's call is confirmed.)
   one.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
-  other.times = {{1, 700}, {2, 300}, {3, 800}, {mpi, 650}};
+  other.times = {{1, 700}, {2, 500}, {3, 800}, {mpi, 650}};
   for (int i = 0; i < 40; ++i) {
     one.call();
     other.call();
@@ -183,7 +208,9 @@ TEST(OnlineSelector, CandidatesFarSlowerThanTheFastestAreDroppedAfterTwoCalls) {
   bucket_driver driver;
   driver.times = {{1, 100}, {2, 321}, {3, 300}, {mpi, 80}};
   for (int i = 0; i < 40; ++i) driver.call();
-  ASSERT_EQ(driver.ran.size(), 4U + 4U + 3U);
+  // Rounds of 4, 4 and 3 candidates, then the confirmation (the system MPI's call against the
+  // rules' choice, 100 ns: within 2x).
+  ASSERT_EQ(driver.ran.size(), 4U + 4U + 3U + 2 * online_selector::comparison_calls);
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 2);
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 3), 3);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
@@ -197,7 +224,9 @@ TEST(OnlineSelector, ACandidateFarSlowerInItsFirstCallGetsNoSecond) {
   driver.times = {{1, 1000}, {2, 900}, {3, 950}, {mpi, 100000}};
   for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 1);
-  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 3);
+  // 3 in the rounds, then a block of the confirmation (the closest rival of the rules' choice).
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2),
+            3 + online_selector::comparison_calls);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);  // 2 is within 10 %
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
   EXPECT_NE(line.find("mpi 100.0 us [pruned after 1 call]"), std::string::npos) << line;
@@ -216,7 +245,8 @@ TEST(OnlineSelector, ASlowFirstCallDoesNotPruneACandidate) {
   for (int i = 0; i < 4; ++i) driver.call();  // round 0: MPI's call is its slow first one
   driver.times[mpi] = 60;
   for (int i = 0; i < 40; ++i) driver.call();
-  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 3);
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi),
+            3 + online_selector::comparison_calls);  // the rounds, then the confirmation's block
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
 }
 
@@ -272,10 +302,9 @@ TEST(OnlineSelector, OneCandidateSettlesAtOnceAndBucketsAreSeparate) {
 /// Calls a settled bucket until its next trial call (a re-check), at most `limit` calls; returns
 /// how many settled calls came before it.
 std::uint64_t calls_until_recheck(bucket_driver& driver, std::uint64_t limit) {
-  const std::size_t trials = driver.ran.size();
   for (std::uint64_t calls = 0; calls < limit; ++calls) {
-    driver.call();
-    if (driver.ran.size() != trials) return calls;
+    const online_plan plan = driver.call();
+    if (plan.trial || plan.warm_up) return calls;
   }
   return limit;
 }
@@ -292,6 +321,70 @@ void settle(bucket_driver& driver) {
   FAIL() << "never settles";
 }
 
+TEST(OnlineSelector, TheConfirmationKeepsTheRivalThatRunsFasterInALoop) {
+  // As Intel MPI's allgather of 16 KiB (the rules' choice here): fast after another candidate's
+  // call (340 ns), slow after its own (820); candidate 1 takes 320 either way. The rounds' best
+  // calls are 340 against 320, too close to replace the rules' choice; the blocks see 820 against
+  // 320.
+  bucket_driver driver;
+  driver.op = tuned_op::allgather;
+  driver.candidates = {mpi, 1, 2};
+  driver.timing = [](std::int8_t choice, int streak) -> std::uint64_t {
+    if (choice == mpi) return streak > 0 ? 820 : 340;
+    return choice == 1 ? 320 : 900;
+  };
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("last compared in blocks of 8 calls: mpi 0.8 us, central 0.3 us"),
+            std::string::npos)
+      << line;
+  // The re-checks later compare the same two, the same way.
+  EXPECT_EQ(driver.selector.runner_up(driver.op, driver.bytes), mpi);
+}
+
+TEST(OnlineSelector, ABlocksMedianIgnoresAnOutlier) {
+  // The rival's second timed call of its block is 10x (a preempted call): the median is not.
+  bucket_driver driver;
+  driver.times = {{1, 500}, {2, 700}, {3, 900}, {mpi, 420}};
+  int mpi_calls = 0;
+  driver.timing = [&](std::int8_t choice, int) -> std::uint64_t {
+    const bool in_block = driver.ran.size() > 12;
+    if (choice == mpi && in_block && ++mpi_calls == 2) return 4200;
+    return driver.times[choice];
+  };
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
+  EXPECT_EQ(mpi_calls, static_cast<int>(online_selector::comparison_calls));
+}
+
+TEST(OnlineSelector, NoConfirmationAgainstARivalMoreThanTwiceAsSlow) {
+  bucket_driver driver;
+  driver.times = {{1, 300}, {2, 700}, {3, 900}, {mpi, 650}};
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  EXPECT_EQ(driver.ran.size(), 12U);
+  EXPECT_EQ(driver.handshakes, 12);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+  EXPECT_EQ(driver.selector.describe(driver.op, driver.bytes).find("last compared"),
+            std::string::npos);
+}
+
+TEST(OnlineSelector, AReductionsConfirmationMayCrossTheSystemMpisCallItsReChecksNever) {
+  // Nothing is settled before the confirmation ends, so it compares the trial's winner (a
+  // rank-order algorithm) with the system MPI's call; settled on MPI's call, no re-check follows.
+  bucket_driver driver;
+  driver.op = tuned_op::allreduce;
+  driver.candidates = {1, 2, mpi};
+  driver.timing = [](std::int8_t choice, int streak) -> std::uint64_t {
+    if (choice == mpi) return streak > 1 ? 250 : 420;  // faster from its third call in a row
+    return choice == 1 ? 500 : 400;
+  };
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
+  EXPECT_EQ(driver.selector.runner_up(driver.op, driver.bytes), tuning_choices::none);
+  EXPECT_EQ(calls_until_recheck(driver, 20000), 20000U);
+}
+
 TEST(OnlineSelector, ASettledBucketIsReCheckedRarelyAgainstTheRunnerUpOnly) {
   bucket_driver driver;
   driver.times = {{1, 500}, {2, 400}, {3, 900}, {mpi, 450}};
@@ -303,14 +396,17 @@ TEST(OnlineSelector, ASettledBucketIsReCheckedRarelyAgainstTheRunnerUpOnly) {
   EXPECT_EQ(calls_until_recheck(driver, 5000), online_selector::recheck_first_calls - 1);
   // Now the system MPI's call (the runner-up) is clearly faster here.
   driver.times[mpi] = 300;
+  const std::size_t before = driver.ran.size();
   ASSERT_NO_FATAL_FAILURE(settle(driver));
-  const std::vector<std::int8_t> recheck(driver.ran.end() - 6, driver.ran.end());
-  EXPECT_EQ(std::count(recheck.begin(), recheck.end(), 2), 3) << "the choice, 3 calls";
-  EXPECT_EQ(std::count(recheck.begin(), recheck.end(), mpi), 3) << "the runner-up, 3 calls";
-  // Round 0 the current choice first, then alternating: neither always runs after the other.
-  EXPECT_EQ(recheck, (std::vector<std::int8_t>{2, mpi, mpi, 2, 2, mpi}));
-  EXPECT_EQ(driver.ran.size(), 12U + 6U);
-  EXPECT_EQ(driver.handshakes, handshakes + 2) << "one per candidate, after the last round";
+  // A block of the choice, then one of the runner-up, as a loop runs them (the call that
+  // started it was the choice's untimed first call).
+  constexpr std::size_t block = online_selector::comparison_calls;
+  std::vector<std::int8_t> expected(block, 2);
+  expected.insert(expected.end(), block, mpi);
+  EXPECT_EQ(std::vector<std::int8_t>(driver.ran.begin() + static_cast<std::ptrdiff_t>(before),
+                                     driver.ran.end()),
+            expected);
+  EXPECT_EQ(driver.handshakes, handshakes + 2) << "one per candidate, after the last block";
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
   EXPECT_NE(line.find("re-checked 1x, 1 switched"), std::string::npos) << line;
@@ -318,9 +414,9 @@ TEST(OnlineSelector, ASettledBucketIsReCheckedRarelyAgainstTheRunnerUpOnly) {
   EXPECT_EQ(calls_until_recheck(driver, 20000),
             online_selector::recheck_first_calls * online_selector::recheck_growth - 1);
   ASSERT_NO_FATAL_FAILURE(settle(driver));
-  const std::vector<std::int8_t> second(driver.ran.end() - 6, driver.ran.end());
-  EXPECT_EQ(std::count(second.begin(), second.end(), mpi), 3);
-  EXPECT_EQ(std::count(second.begin(), second.end(), 2), 3);
+  const std::vector<std::int8_t> second(driver.ran.end() - 2 * block, driver.ran.end());
+  EXPECT_EQ(std::count(second.begin(), second.end(), mpi), block);
+  EXPECT_EQ(std::count(second.begin(), second.end(), 2), block);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
 }
 
@@ -348,9 +444,10 @@ TEST(OnlineSelector, AReductionIsNeverReCheckedAcrossTheSystemMpisCall) {
   driver.times[mpi] = 100;
   EXPECT_EQ(calls_until_recheck(driver, 5000), online_selector::recheck_first_calls - 1);
   ASSERT_NO_FATAL_FAILURE(settle(driver));
-  const std::vector<std::int8_t> recheck(driver.ran.end() - 6, driver.ran.end());
+  constexpr std::size_t block = online_selector::comparison_calls;
+  const std::vector<std::int8_t> recheck(driver.ran.end() - 2 * block, driver.ran.end());
   EXPECT_EQ(std::count(recheck.begin(), recheck.end(), mpi), 0);
-  EXPECT_EQ(std::count(recheck.begin(), recheck.end(), 1), 3);
+  EXPECT_EQ(std::count(recheck.begin(), recheck.end(), 1), block);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
   // Settled on the system MPI's call: no other candidate gives its bytes, so no re-check ever.
   bucket_driver on_mpi;
@@ -388,10 +485,12 @@ TEST(OnlineSelector, TheFastPathCountsSettledCallsAndHandsTheReCheckToPlan) {
   ASSERT_NO_FATAL_FAILURE(settle(driver));
   for (std::uint64_t i = 1; i < online_selector::recheck_first_calls; ++i)
     ASSERT_EQ(driver.selector.settled_call(driver.op, driver.bytes), 2) << i;
-  // The due call: the fast path declines, plan() (which counts it again) starts the re-check.
+  // The due call: the fast path declines, plan() (which counts it again) starts the re-check
+  // with the choice's untimed first call.
   EXPECT_EQ(driver.selector.settled_call(driver.op, driver.bytes), tuning_choices::none);
   const online_plan plan = driver.call();
-  EXPECT_TRUE(plan.trial);
+  EXPECT_TRUE(plan.warm_up);
+  EXPECT_FALSE(plan.trial);
   EXPECT_EQ(plan.choice, 2);
   // While re-checking, explain_* still names the current choice.
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
