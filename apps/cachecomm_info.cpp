@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
           "mpirun -n <ranks per node> cachecomm-tune)\n",
           cachecomm::detail::tuning_of(comm.impl()).status.c_str(),
           default_path.empty() ? "none, HOME is not set" : default_path.c_str());
-      const auto online = cachecomm::detail::coll_engine::of(comm.impl()).online().mode();
+      const auto& selector = cachecomm::detail::coll_engine::of(comm.impl()).online();
+      const auto online = selector.mode();
       using cachecomm::detail::online_mode;
       std::printf(
           "online selection: %s",
@@ -157,12 +158,17 @@ int main(int argc, char** argv) {
               ? "off (CACHECOMM_ONLINE_SELECTION=off): the tuning file or the built-in rules"
           : topology.node_count != 1 || topology.node_size < 2
               ? "on, but not on this communicator (it needs one node of several ranks)"
+          : selector.automatic_off_here()
+              ? "auto, off on this oversubscribed node (a trial costs more than it gains here): "
+                "the tuning file or the built-in rules; CACHECOMM_ONLINE_SELECTION=on measures "
+                "anyway"
           : online == online_mode::on
               ? "on: where no tuning file or CACHECOMM_<OP> decides, the first calls of each "
                 "operation and power-of-two size try every candidate, 3 calls each, and keep the "
                 "fastest (run with --measure to see what it picks here)"
               : "auto: as on, for messages (one rank's block) from ");
-      if (online == online_mode::automatic && topology.node_count == 1 && topology.node_size > 1) {
+      if (online == online_mode::automatic && !selector.automatic_off_here() &&
+          topology.node_count == 1 && topology.node_size > 1) {
         std::printf(
             "%zu KiB; smaller ones take the built-in rules (run with --measure to see what "
             "it picks here)",

@@ -128,7 +128,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.scatter = settings.scatter;
   m_tuning.alltoall = settings.alltoall;
   m_online = online_selector(settings.online_selection, settings.online_recheck,
-                             settings.selection_metric);
+                             settings.selection_metric, m_oversubscribed);
   m_tuning.reduce_scatter = settings.reduce_scatter;
   m_tuning.allgatherv = settings.allgatherv;
   m_tuning.gatherv = settings.gatherv;

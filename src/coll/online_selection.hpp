@@ -116,6 +116,14 @@ class online_selector {
   /// MPI that spins on an oversubscribed node (MPICH 5's own reduce of 64 KiB at 8 ranks on 2
   /// cores: 0.33 s a call).
   static constexpr std::uint64_t early_prune_factor = 64;
+  /// On an oversubscribed node (online selection forced `on` there: automatic_off_here) the first
+  /// call prunes at prune_factor instead: there every trial
+  /// call of a slow candidate costs whole scheduler slices (Open MPI 4.1's broadcast of 16-64 KiB
+  /// at 4 ranks on 2 cores: 20-30 us a call, single copy and the tree 14-29, against 0.7-4.6 for
+  /// the central and double-buffer broadcasts), and an OSU run of 20-100 calls a size paid two
+  /// calls of each: 2x slower preloaded than settled. An MPI's slow first call (the reason for
+  /// early_prune_factor) does not matter there: MPIs that spin lose oversubscribed anyway.
+  static constexpr std::uint64_t oversubscribed_first_prune_factor = prune_factor;
   /// Another candidate replaces the rules' choice only if its estimate is this many percent lower.
   static constexpr std::uint64_t switch_margin_percent = 10;
   /// online_metric::average: a candidate competes only while its slowest rank is at most this many
@@ -163,16 +171,32 @@ class online_selector {
   static constexpr std::uint64_t recheck_growth = 8;
 
   explicit online_selector(online_mode mode = online_mode::off, bool recheck = true,
-                           online_metric metric = online_metric::slowest)
-      : m_mode(mode), m_recheck(recheck), m_metric(metric) {}
+                           online_metric metric = online_metric::slowest,
+                           bool oversubscribed = false)
+      : m_mode(mode),
+        m_recheck(recheck),
+        m_metric(metric),
+        m_oversubscribed(oversubscribed),
+        m_first_prune_factor(oversubscribed ? oversubscribed_first_prune_factor
+                                            : early_prune_factor) {}
 
   [[nodiscard]] online_mode mode() const { return m_mode; }
+  /// Whether `auto` leaves every size to the rules here: on an oversubscribed node a trial costs
+  /// more than it can gain. Every trial call of a slow candidate takes whole scheduler slices, the
+  /// trial outlasted OSU's 25 calls a size, and the rules were faster than both the trial and
+  /// plain Open MPI 4.1 at every size (4 ranks on 2 cores, OSU -i 20: broadcast 256 KiB-4 MiB
+  /// 24-958 us by the rules, 62-2158 with the trial, 59-2300 plain; allreduce 103-3292, 219-2797,
+  /// 249-6122), while the trial only ever kept the rules' choice or a close one: every MPI spins
+  /// or yields there (Intel MPI's allgather at 4 ranks: 1.9-4.2 ms a call).
+  [[nodiscard]] bool automatic_off_here() const {
+    return m_mode == online_mode::automatic && m_oversubscribed;
+  }
   /// Whether settled buckets are re-checked (CACHECOMM_ONLINE_RECHECK).
   [[nodiscard]] bool rechecks() const { return m_recheck; }
   /// Whether online selection decides calls of `bytes` (where nothing forced or tuned decides).
   [[nodiscard]] bool decides(std::size_t bytes) const {
     return m_mode == online_mode::on ||
-           (m_mode == online_mode::automatic && bytes >= automatic_min_bytes);
+           (m_mode == online_mode::automatic && !m_oversubscribed && bytes >= automatic_min_bytes);
   }
 
   /// The settled choice of the bucket of `bytes`, or tuning_choices::none (what explain_* says).
@@ -319,6 +343,8 @@ class online_selector {
   online_mode m_mode = online_mode::off;
   bool m_recheck = true;
   online_metric m_metric = online_metric::slowest;
+  bool m_oversubscribed = false;
+  std::uint64_t m_first_prune_factor = early_prune_factor;  ///< after a candidate's first call
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
   std::array<rule_memo, tuned_op_count> m_rule_memo{};
 };

@@ -469,7 +469,7 @@ TEST(OnlineSelection, OffKeepsTheBuiltInRules) {
   EXPECT_EQ(explain_allreduce(c, 12000).reason.find("online"), std::string::npos);
 }
 
-TEST(OnlineSelection, ByDefaultMeasuresFromSixteenKibibytesOnly) {
+TEST(OnlineSelection, ByDefaultMeasuresFromSixteenKibibytesOnlyAndNotOversubscribed) {
   // The default setting (auto), whatever the environment says.
   comm c(MPI_COMM_WORLD, config::from_environment()
                              .set("CACHECOMM_ONLINE_SELECTION", "auto")
@@ -486,11 +486,14 @@ TEST(OnlineSelection, ByDefaultMeasuresFromSixteenKibibytesOnly) {
   EXPECT_NE(online.source_of(tuned_op::allreduce, small_bytes), choice_source::trial);
   EXPECT_NE(online.source_of(tuned_op::allreduce, small_bytes), choice_source::online);
   EXPECT_EQ(explain_allreduce(c, small_bytes).reason.find("online"), std::string::npos);
-  if (online_applies(c)) {
+  if (online_applies(c) && !c.topology().oversubscribed) {
     ASSERT_EQ(online.source_of(tuned_op::allreduce, large_bytes), choice_source::online)
         << online.describe(tuned_op::allreduce, large_bytes);
     expect_same_on_every_rank(online.describe(tuned_op::allreduce, large_bytes));
-  } else {
+  } else {  // oversubscribed: the rules (online_selector::automatic_off_here)
+    if (online_applies(c)) {
+      EXPECT_TRUE(online.automatic_off_here());
+    }
     EXPECT_NE(online.source_of(tuned_op::allreduce, large_bytes), choice_source::online);
   }
 }

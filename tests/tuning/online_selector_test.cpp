@@ -237,6 +237,23 @@ TEST(OnlineSelector, ACandidateFarSlowerInItsFirstCallGetsNoSecond) {
   EXPECT_EQ(std::count(first_call.ran.begin(), first_call.ran.end(), mpi), 2);
 }
 
+TEST(OnlineSelector, OversubscribedACandidateFourTimesSlowerGetsNoSecondCall) {
+  bucket_driver driver;
+  driver.selector = online_selector{online_mode::on, true, online_metric::slowest, true};
+  driver.times = {{1, 1000}, {2, 900}, {3, 3400}, {mpi, 20000}};
+  for (int i = 0; i < 60; ++i) driver.call();
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 1);  // 22x
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 3), 3);    // 3.8x: every round
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("mpi 20.0 us [pruned after 1 call]"), std::string::npos) << line;
+  // The rules' choice stays the baseline: never pruned, however slow its first call.
+  bucket_driver rules;
+  rules.selector = online_selector{online_mode::on, true, online_metric::slowest, true};
+  rules.times = {{1, 50000}, {2, 900}, {3, 950}, {mpi, 20000}};
+  for (int i = 0; i < 60; ++i) rules.call();
+  EXPECT_EQ(std::count(rules.ran.begin(), rules.ran.end(), 1), 3);
+}
+
 TEST(OnlineSelector, ASlowFirstCallDoesNotPruneACandidate) {
   // Intel MPI's first broadcast of a size took 10-30x its later calls: pruning on it lost the
   // bucket to a slower candidate.
@@ -401,8 +418,8 @@ TEST(OnlineSelector, ASettledBucketIsReCheckedRarelyAgainstTheRunnerUpOnly) {
   // A block of the choice, then one of the runner-up, as a loop runs them (the call that
   // started it was the choice's untimed first call).
   constexpr std::size_t block = online_selector::comparison_calls;
-  std::vector<std::int8_t> expected(block, 2);
-  expected.insert(expected.end(), block, mpi);
+  std::vector<std::int8_t> expected(2 * block, mpi);
+  std::fill_n(expected.begin(), block, std::int8_t{2});
   EXPECT_EQ(std::vector<std::int8_t>(driver.ran.begin() + static_cast<std::ptrdiff_t>(before),
                                      driver.ran.end()),
             expected);
@@ -508,6 +525,15 @@ TEST(OnlineSelector, AutoDecidesFromItsThresholdOnOffEverywhereOrNowhere) {
   const online_selector on{online_mode::on};
   EXPECT_TRUE(on.decides(1));
   EXPECT_TRUE(on.decides(threshold));
+  // Oversubscribed, auto leaves every size to the rules; on still measures.
+  const online_selector crowded{online_mode::automatic, true, online_metric::slowest, true};
+  EXPECT_TRUE(crowded.automatic_off_here());
+  EXPECT_FALSE(crowded.decides(threshold));
+  EXPECT_FALSE(crowded.decides(std::size_t{16} << 20));
+  const online_selector crowded_on{online_mode::on, true, online_metric::slowest, true};
+  EXPECT_FALSE(crowded_on.automatic_off_here());
+  EXPECT_TRUE(crowded_on.decides(threshold));
+  EXPECT_FALSE(automatic.automatic_off_here());
   const online_selector off{online_mode::off};
   EXPECT_EQ(off.mode(), online_mode::off);
   EXPECT_FALSE(off.decides(1));
