@@ -207,8 +207,8 @@ void online_selector::settle(bucket_state& state, tuned_op op) const {
     if (!competes(state, i)) continue;
     if (challenger == 0 || state.estimate[i] < state.estimate[challenger]) challenger = i;
   }
-  const bool replace = challenger != 0 && clearly_faster(trial_time(state, challenger),
-                                                         trial_time(state, 0));
+  const bool replace =
+      challenger != 0 && clearly_faster(trial_time(state, challenger), trial_time(state, 0));
   state.chosen_index = static_cast<std::uint8_t>(replace ? challenger : 0);
   state.chosen = state.candidates[state.chosen_index];
   // The closest rival (any result: nothing is settled yet) runs a block against the winner; by
@@ -334,8 +334,8 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
                     static_cast<double>(state.compared[k].estimate) / 1e3);
       return text + number;
     };
-    line += "; last compared in blocks of " + std::to_string(comparison_calls) + " calls:" +
-            figure(0) + "," + figure(1);
+    line += "; last compared in blocks of " + std::to_string(comparison_calls) +
+            " calls:" + figure(0) + "," + figure(1);
   }
   if (state.comparing) line += "; re-checking now";
   return line + ")";

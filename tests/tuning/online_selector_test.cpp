@@ -33,7 +33,7 @@ struct bucket_driver {
   /// right before it (what a call leaves behind weighs on the next one); otherwise `times`.
   std::function<std::uint64_t(std::int8_t choice, int streak)> timing;
   std::int8_t previous = tuning_choices::none;  ///< the candidate of the last call
-  int streak = 0;  ///< calls of `previous` in a row
+  int streak = 0;                               ///< calls of `previous` in a row
   /// What the other rank reports at a handshake where this rank reports a given time (the times of
   /// the candidates differ, so a time names its candidate); absent: the same time as this rank.
   std::map<std::uint64_t, std::uint64_t> other_rank;
