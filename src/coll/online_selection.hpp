@@ -145,7 +145,7 @@ class online_selector {
   static constexpr std::size_t max_trial_calls =
       max_candidates *
           (samples_per_candidate + (samples_per_candidate - 1) * warm_calls_per_sample) +
-      2 * (1 + comparison_calls);
+      std::size_t{2} * (1 + comparison_calls);
   static constexpr std::size_t buckets = tuning_choices::buckets;
   /// A sample that failed or was never timed.
   static constexpr std::uint64_t no_time = ~std::uint64_t{0};
