@@ -164,8 +164,9 @@ int main(int argc, char** argv) {
                 "anyway"
           : online == online_mode::on
               ? "on: where no tuning file or CACHECOMM_<OP> decides, the first calls of each "
-                "operation and power-of-two size try every candidate, 3 calls each, and keep the "
-                "fastest (run with --measure to see what it picks here)"
+                "operation and power-of-two size try every candidate, 3 calls each, then the two "
+                "closest 8 calls in a row each, and keep the fastest (run with --measure to see "
+                "what it picks here)"
               : "auto: as on, for messages (one rank's block) from ");
       if (online == online_mode::automatic && !selector.automatic_off_here() &&
           topology.node_count == 1 && topology.node_size > 1) {

@@ -82,8 +82,9 @@ const setting<online_mode> online_setting{
     "auto",
     "Online selection: where no tuning file and no CACHECOMM_<OP> decides, the first calls of each "
     "operation and power-of-two size on a one-node communicator try every candidate (the system "
-    "MPI's call included, 3 calls each), and the communicator keeps the fastest. auto: messages "
-    "from 16 KiB (below, the built-in rules); on: every size; off: never.",
+    "MPI's call included, 3 calls each, then the two closest 8 calls in a row each), and the "
+    "communicator keeps the fastest. auto: messages from 16 KiB (below, the built-in rules), and "
+    "none on an oversubscribed node; on: every size, oversubscribed too; off: never.",
     {{"auto", online_mode::automatic},
      {"on", online_mode::on},
      {"1", online_mode::on},
