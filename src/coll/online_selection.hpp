@@ -173,12 +173,7 @@ class online_selector {
   explicit online_selector(online_mode mode = online_mode::off, bool recheck = true,
                            online_metric metric = online_metric::slowest,
                            bool oversubscribed = false)
-      : m_mode(mode),
-        m_recheck(recheck),
-        m_metric(metric),
-        m_oversubscribed(oversubscribed),
-        m_first_prune_factor(oversubscribed ? oversubscribed_first_prune_factor
-                                            : early_prune_factor) {}
+      : m_mode(mode), m_recheck(recheck), m_metric(metric), m_oversubscribed(oversubscribed) {}
 
   [[nodiscard]] online_mode mode() const { return m_mode; }
   /// Whether `auto` leaves every size to the rules here: on an oversubscribed node a trial costs
@@ -344,7 +339,6 @@ class online_selector {
   bool m_recheck = true;
   online_metric m_metric = online_metric::slowest;
   bool m_oversubscribed = false;
-  std::uint64_t m_first_prune_factor = early_prune_factor;  ///< after a candidate's first call
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
   std::array<rule_memo, tuned_op_count> m_rule_memo{};
 };
