@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -145,9 +146,9 @@ std::vector<int> mpi_counts(const std::vector<std::size_t>& values, const char* 
   return result;
 }
 
-/// Whether every value fits MPI's int count.
+/// Whether every value fits MPI's int count (what mpi_count accepts).
 bool fit_mpi_int(const std::size_t* values, std::size_t n) {
-  constexpr std::size_t mpi_count_limit = 0x7fffffff;
+  constexpr auto mpi_count_limit = static_cast<std::size_t>(std::numeric_limits<int>::max());
   return std::all_of(values, values + n, [](std::size_t v) { return v <= mpi_count_limit; });
 }
 
@@ -548,7 +549,7 @@ void gatherv(comm& c, const void* send, std::size_t send_count, void* receive,
     return;
   }
   const bool system_possible =
-      own <= 0x7fffffff &&
+      fit_mpi_int(&own, 1) &&
       (!is_root || (fit_mpi_int(layout->bytes.data(), layout->bytes.size()) &&
                     fit_mpi_int(layout->offsets.data(), layout->offsets.size())));
   automatic_in_call plan(
