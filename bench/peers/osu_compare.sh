@@ -21,15 +21,16 @@
 # osu_compare.sh [--mpis system,ompi5,mpich5,impi] [--np 2] [--rounds 5] [--iters 200]
 #                [--ops bcast,reduce,allreduce,allgather,barrier] [--max-size 4194304]
 #                [--peers /opt/mpi-peers] [--json FILE] [--extra "osu args"] [--first-round N]
+#                [--bind core|none]
 # (--first-round: number the rounds from N, so that separate runs of one round each still
-# alternate which side goes first.)
+# alternate which side goes first. --bind: the launchers' binding; default core, none when oversubscribed.)
 #
 # Each MPI needs a preload built for it: the system MPI's in build/release, a peer's in
 # build/mpi-<name> (`make test-mpi MPI_HOME=/opt/mpi-peers/<name>` builds it; Intel MPI's too).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 mpis="system,ompi5,mpich5,impi"; np=2; rounds=5; iters=200; ops="bcast,reduce,allreduce,allgather,barrier"
-max_size=4194304; peers=/opt/mpi-peers; json=""; extra=""; first_round=1
+max_size=4194304; peers=/opt/mpi-peers; json=""; extra=""; first_round=1; bind=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpis) mpis="$2"; shift 2 ;;
@@ -42,11 +43,12 @@ while [[ $# -gt 0 ]]; do
     --json) json="$2"; shift 2 ;;
     --extra) extra="$2"; shift 2 ;;
     --first-round) first_round="$2"; shift 2 ;;
+    --bind) bind="$2"; shift 2 ;;
     *) echo "osu_compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-bind=core; [[ "$np" -gt "$(nproc)" ]] && bind=none
+if [[ -z "$bind" ]]; then bind=core; [[ "$np" -gt "$(nproc)" ]] && bind=none; fi
 
 launcher() {  # the launcher command line for one MPI, np ranks
   case "$1" in
@@ -82,8 +84,10 @@ IFS=, read -r -a op_list <<<"$ops"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [[ ",$ops" == *,b2b-* ]]; then
-  for mpi in "${mpi_list[@]}"; do
-    $(mpicc_of "$mpi") -O2 -o "$work/b2b-$mpi" "$root/bench/preload/back_to_back_bench.c"
+  for mpi in "${mpi_list[@]}"; do  # the build's own copy where there is one (a node without a compiler)
+    built="$(dirname "$(preload_of "$mpi")")/../../bench/cachecomm-b2b-bench"
+    if [[ -x "$built" ]]; then cp "$built" "$work/b2b-$mpi"; else
+      $(mpicc_of "$mpi") -O2 -o "$work/b2b-$mpi" "$root/bench/preload/back_to_back_bench.c"; fi
   done
 fi
 for mpi in "${mpi_list[@]}"; do
