@@ -24,8 +24,19 @@ namespace thresholds {
 /// Payload of one 4 KiB slot: messages up to this size go through slots (coll_engine checks that
 /// its layout agrees).
 inline constexpr std::size_t slot_message_bytes = 4096 - 16;
-/// Up to this many ranks per node one level of flags beats a tree (barrier, small broadcast).
-inline constexpr int flat_max_ranks = 8;
+/// Up to this many ranks per node on their own cores every reader of a small broadcast polls the
+/// root's slot; a tree above it (select_broadcast).
+inline constexpr int flat_broadcast_max_ranks = 16;
+/// Up to this many ranks per node one level of flags beats a tree (select_barrier).
+inline constexpr int flat_barrier_max_ranks = 8;
+/// Allreduce through slots up to this size with more than 2 ranks on their own cores;
+/// reduce-scatter above it (select_reduce).
+inline constexpr std::size_t many_ranks_slot_allreduce_max_bytes = 512;
+/// A slot's payload that shares its flag's line (a 64-byte line less the 16-byte header).
+inline constexpr std::size_t slot_flag_line_payload_bytes = 48;
+/// From this many ranks on their own cores an allreduce past the flag's line and up to
+/// many_ranks_slot_allreduce_max_bytes goes by gather-reduce (select_reduce).
+inline constexpr int many_ranks_gather_allreduce_min_ranks = 8;
 /// Single-copy broadcast from this size (2 ranks per node on their own cores); from the second
 /// where the shared region is written with streaming stores (coll_tuning::streaming_stores).
 inline constexpr std::size_t single_copy_broadcast_min_bytes = 16U << 10;
@@ -106,9 +117,10 @@ namespace selection_rules {
 inline bool on_own_cores_in_pair(const node_shape& node) {
   return node.node_size == 2 && !node.oversubscribed;
 }
-/// More than 2 ranks on their own cores: a shape the 2-core machines behind the thresholds cannot
-/// measure. The rules there keep the algorithm whose cost the limits suite argues for, and say so.
-inline bool unmeasured_shape(const node_shape& node) {
+/// More than 2 ranks on their own cores: a shape the 2-core machines behind most thresholds cannot
+/// measure. Its rules were measured once, at 4, 8, 12 and 16 ranks on a 16-core Xeon (Emerald
+/// Rapids class, Open MPI 5 and MPICH 5; docs/results/session15.md), and their reasons say so.
+inline bool many_ranks_on_own_cores(const node_shape& node) {
   return node.node_size > 2 && !node.oversubscribed;
 }
 /// The tuning file's choice for `op` at this size: tuning_choices::none, ::system_mpi, or an id.
@@ -129,11 +141,18 @@ inline selection<broadcast_algorithm> select_broadcast(const selection_input& in
   if (const auto id = selection_rules::measured_choice(input, tuned_op::broadcast); id > 0)
     return {static_cast<broadcast_algorithm>(id), measured_reason};
   const node_shape& node = input.node;
+  // Every reader polls the root's slot up to 16 ranks on their own cores. On the 16-core Xeon
+  // (cachecomm-bench coll, hot, per call) the binomial tree of slots took 0.69-0.76 / 2.00-2.38 /
+  // 2.78-3.46 us at 8 B / 512 B / 2 KiB with 12 and 16 ranks against 0.27-0.37 / 0.93-1.02 /
+  // 1.31-1.34 for the slot, whose 15 readers fetch the root's lines in parallel; osu_bcast at 16
+  // ranks, 1 B-2 KiB, 3 interleaved rounds: the slot 0.27-1.64 us, the tree 0.56-2.40, MPICH 5
+  // 0.55-1.40, Open MPI 5 1.45-5.45. Above 16 ranks (not measured) the tree keeps each line's
+  // readers few.
   if (input.bytes <= thresholds::slot_message_bytes) {
-    if (node.node_size > thresholds::flat_max_ranks && !node.oversubscribed) {
+    if (node.node_size > thresholds::flat_broadcast_max_ranks && !node.oversubscribed) {
       return {broadcast_algorithm::tree,
-              "small message, more than 8 ranks: a binomial tree of slots keeps each line's "
-              "readers few"};
+              "small message, more than 16 ranks (not measured): a binomial tree of slots keeps "
+              "each line's readers few"};
     }
     return {broadcast_algorithm::slots,
             "small message: the root's slot (data in the flag's line), read by every rank"};
@@ -161,12 +180,12 @@ inline selection<broadcast_algorithm> select_broadcast(const selection_input& in
             "large message, 2 ranks on their own cores: cross-memory attach, the root pushes half "
             "while the reader pulls the other half"};
   }
-  if (selection_rules::unmeasured_shape(node)) {
+  if (selection_rules::many_ranks_on_own_cores(node)) {
     return {broadcast_algorithm::double_buffer,
-            "larger message, more than 2 ranks on their own cores (not measured: argued from the "
-            "limits suite): the root's one streaming copy into two shared buffers overlaps the "
-            "readers' copies out, all in parallel, where MPI's tree copies ceil(log2 P) times in "
-            "turn"};
+            "larger message, more than 2 ranks on their own cores (measured at 4-16 ranks on a "
+            "16-core Xeon: 0.10-0.46 of Open MPI 5's time, within 1.3 of the fastest algorithm): "
+            "the root's one copy into two shared buffers overlaps the readers' copies out, all in "
+            "parallel, where MPI's tree copies ceil(log2 P) times in turn"};
   }
   return {broadcast_algorithm::double_buffer,
           "larger message: pipelined through two shared buffers (the root fills one while the "
@@ -194,6 +213,33 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   const bool pair_prefers_gather = selection_rules::on_own_cores_in_pair(node) &&
                                    input.streaming_stores &&
                                    input.bytes > thresholds::streaming_pair_slot_reduce_max_bytes;
+  // Allreduce with more than 2 ranks on their own cores, above 512 B: reduce-scatter. The slots
+  // reduce to one rank and broadcast back, two phases through one core; on the 16-core Xeon
+  // (cachecomm-bench coll, hot, per call and back to back) at 2 KiB they took 2.7-9.6 us at 4-16
+  // ranks against reduce-scatter's 2.3-4.9 (1.2-2.1x); at 512 B they tied (0.98-1.15).
+  // Allreduce of 49-512 B at 8 ranks or more on their own cores: gather-reduce. Past 48 B the
+  // payload leaves its flag's line, and the slots' reducer reads two lines per rank before it
+  // broadcasts back; gather-reduce's ranks all read every input at once, in one phase. On the
+  // 16-core Xeon (cachecomm-bench coll, hot) at 64 B: 1.24-2.21 us back to back and 1.47-2.43 per
+  // call at 8-16 ranks against the slots' 1.52-2.46 and 2.03-2.84; at 512 B within 7 % either way;
+  // at 8 B, and at 4 ranks, the slots were ahead.
+  if (!rooted && selection_rules::many_ranks_on_own_cores(node) &&
+      node.node_size >= thresholds::many_ranks_gather_allreduce_min_ranks &&
+      input.bytes > thresholds::slot_flag_line_payload_bytes &&
+      input.bytes <= thresholds::many_ranks_slot_allreduce_max_bytes) {
+    return {reduce_algorithm::gather_reduce,
+            "allreduce of 49-512 B, 8 ranks or more on their own cores (measured at 8-16 ranks on "
+            "a 16-core Xeon: up to 1.6x faster than the slots at 64 B): every rank reads every "
+            "input, in one phase"};
+  }
+  if (!rooted && selection_rules::many_ranks_on_own_cores(node) &&
+      input.bytes > thresholds::many_ranks_slot_allreduce_max_bytes &&
+      input.bytes <= thresholds::slot_message_bytes) {
+    return {reduce_algorithm::reduce_scatter,
+            "allreduce above 512 B, more than 2 ranks on their own cores (measured at 4-16 ranks "
+            "on a 16-core Xeon: 1.2-2.1x faster than the slots at 2 KiB): each rank reduces one "
+            "slice of every input, then the slices are gathered"};
+  }
   if ((input.bytes <= thresholds::slot_message_bytes && !pair_prefers_gather) ||
       node.node_size == 1) {
     return {reduce_algorithm::slots,
@@ -231,11 +277,12 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
             "large message, 2 ranks on their own cores: each rank stages its input in pipeline "
             "chunks and reduces both inputs itself, in one pass"};
   }
-  if (selection_rules::unmeasured_shape(node)) {
+  if (selection_rules::many_ranks_on_own_cores(node)) {
     return {reduce_algorithm::reduce_scatter,
-            "large message, more than 2 ranks on their own cores (not measured: argued from the "
-            "limits suite): each rank reads 1/P of every input, so the lines each core moves stay "
-            "about 2n however many ranks (gather-reduce's grow with P)"};
+            "large message, more than 2 ranks on their own cores (measured at 8 and 16 ranks on a "
+            "16-core Xeon: 0.2-0.9 of Open MPI 5's time; split-pipeline up to 1.17x faster): "
+            "each rank reads 1/P of every input, so the lines each core moves stay about 2n "
+            "however many ranks (gather-reduce's grow with P)"};
   }
   return {reduce_algorithm::reduce_scatter,
           "large message: each rank reduces one slice of every input (pipelined), then the slices "
@@ -269,12 +316,13 @@ inline selection<allgather_algorithm> select_allgather(const selection_input& in
             "large blocks, 2 ranks on their own cores: each rank pulls the other's block straight "
             "from its buffer (cross-memory attach), no copy into shared memory"};
   }
-  if (selection_rules::unmeasured_shape(input.node) &&
+  if (selection_rules::many_ranks_on_own_cores(input.node) &&
       input.bytes > thresholds::slot_message_bytes) {
     return {allgather_algorithm::central,
-            "blocks through shared memory, more than 2 ranks on their own cores (not measured: "
-            "argued from the limits suite): one streaming copy in per rank, then every rank reads "
-            "all blocks at its own read bandwidth, in parallel"};
+            "blocks through shared memory, more than 2 ranks on their own cores (measured at 8 "
+            "and 16 ranks on a 16-core Xeon: 0.2-0.7 of Open MPI 5's time, within 1.12 of the "
+            "fastest algorithm): one copy in per rank, then every rank reads all blocks at its own "
+            "read bandwidth, in parallel"};
   }
   return {allgather_algorithm::central,
           "blocks through shared memory: each rank copies its block in, all blocks out"};
@@ -385,11 +433,21 @@ inline selection<barrier_algorithm> select_barrier(const selection_input& input,
             "oversubscribed: one root waking every rank directly beats chains of sleeping parents, "
             "and the root leaves first"};
   }
-  if (node.node_size <= thresholds::flat_max_ranks) {
+  // Not dissemination, although it is the fastest barrier on its own cores: on the 16-core Xeon
+  // (cachecomm-bench coll) 0.47 / 0.66 / 0.85 / 0.94 us at 4 / 8 / 12 / 16 ranks against
+  // central-line's 0.54 / 1.06 / 1.48 / 1.91 and the k-ary tree's 0.55 / 1.03 / 1.17 / 1.24. It
+  // releases every rank at once, where these two release the root first, so a rooted call that
+  // follows finds the root's data posted: osu_bcast 1-32 B at 16 ranks took 0.28-0.35 us after
+  // the tree's release and 0.48-0.56 after dissemination's (the slot broadcast both times; MPICH 5
+  // takes 0.6).
+  if (node.node_size <= thresholds::flat_barrier_max_ranks) {
     return {barrier_algorithm::central_line,
-            "at most 8 ranks: one level, each rank polls only its own line"};
+            "at most 8 ranks: one level, each rank polls only its own line, and the root leaves "
+            "first"};
   }
-  return {barrier_algorithm::tree, "more than 8 ranks: a k-ary tree keeps each line's readers few"};
+  return {barrier_algorithm::tree,
+          "more than 8 ranks: a k-ary tree keeps each line's readers few, and the root leaves "
+          "first"};
 }
 
 // Gather, scatter and alltoall: single copy (one copy per block, read from its owner's buffer)

@@ -214,24 +214,24 @@ TEST(tuning_selection, system_mpi_where_measured_on_one_node_only) {
       system_mpi_reason(pair_input(1 << 20, &no_mpi_allgather), tuned_op::allgather, true).empty());
 }
 
-TEST(tuning_selection, unmeasured_shapes_say_so) {
+TEST(tuning_selection, many_rank_rules_name_the_node_they_were_measured_on) {
   selection_input four;
   four.bytes = 1 << 20;
   four.node = {4, false, true, true};
-  const std::string not_measured = "not measured: argued from the limits suite";
-  EXPECT_NE(
-      std::string(select_broadcast(four, broadcast_algorithm::automatic).reason).find(not_measured),
-      std::string::npos);
-  EXPECT_NE(std::string(select_reduce(four, reduce_algorithm::automatic, false).reason)
-                .find(not_measured),
+  const std::string measured_there = "on a 16-core Xeon";
+  EXPECT_NE(std::string(select_broadcast(four, broadcast_algorithm::automatic).reason)
+                .find(measured_there),
             std::string::npos);
-  EXPECT_NE(
-      std::string(select_allgather(four, allgather_algorithm::automatic).reason).find(not_measured),
-      std::string::npos);
-  four.node.oversubscribed = true;  // measured (4 and 8 ranks on 2 cores)
-  EXPECT_EQ(
-      std::string(select_allgather(four, allgather_algorithm::automatic).reason).find(not_measured),
-      std::string::npos);
+  EXPECT_NE(std::string(select_reduce(four, reduce_algorithm::automatic, false).reason)
+                .find(measured_there),
+            std::string::npos);
+  EXPECT_NE(std::string(select_allgather(four, allgather_algorithm::automatic).reason)
+                .find(measured_there),
+            std::string::npos);
+  four.node.oversubscribed = true;  // measured on 2 cores, 4 and 8 ranks
+  EXPECT_EQ(std::string(select_allgather(four, allgather_algorithm::automatic).reason)
+                .find(measured_there),
+            std::string::npos);
 }
 
 }  // namespace

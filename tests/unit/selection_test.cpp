@@ -46,6 +46,8 @@ constexpr node_case pair_without_single_copy{2, false, false, false};
 constexpr node_case three{3, false, true, true};
 constexpr node_case eight{8, false, true, true};
 constexpr node_case nine{9, false, true, true};
+constexpr node_case sixteen{16, false, true, true};
+constexpr node_case seventeen{17, false, true, true};
 constexpr node_case nine_oversubscribed{9, true, true, true};
 constexpr node_case three_oversubscribed{3, true, true, true};
 constexpr node_case four_oversubscribed{4, true, true, true};
@@ -64,9 +66,11 @@ TEST(selection, broadcast_table) {
       {thresholds::slot_message_bytes, pair, broadcast_algorithm::slots},
       {thresholds::slot_message_bytes + 1, pair, broadcast_algorithm::double_buffer},
       {8, eight, broadcast_algorithm::slots},
-      {8, nine, broadcast_algorithm::tree},
-      {thresholds::slot_message_bytes, nine, broadcast_algorithm::tree},
-      {thresholds::slot_message_bytes + 1, nine, broadcast_algorithm::double_buffer},
+      {8, nine, broadcast_algorithm::slots},
+      {thresholds::slot_message_bytes, sixteen, broadcast_algorithm::slots},
+      {8, seventeen, broadcast_algorithm::tree},
+      {thresholds::slot_message_bytes, seventeen, broadcast_algorithm::tree},
+      {thresholds::slot_message_bytes + 1, seventeen, broadcast_algorithm::double_buffer},
       {8, nine_oversubscribed, broadcast_algorithm::slots},
       {16 * KiB - 1, pair, broadcast_algorithm::double_buffer},
       {16 * KiB, pair, broadcast_algorithm::single_copy},
@@ -124,6 +128,21 @@ TEST(selection, reduce_table) {
       {small + 1, pair, false, reduce_algorithm::gather_reduce},
       {4 * MiB, one, false, reduce_algorithm::slots},
       {small + 1, three, false, reduce_algorithm::reduce_scatter},
+      // More than 2 ranks on their own cores: an allreduce above 512 B by reduce-scatter, a
+      // rooted reduce through the slots up to a slot.
+      {thresholds::slot_flag_line_payload_bytes, sixteen, false, reduce_algorithm::slots},
+      {thresholds::slot_flag_line_payload_bytes + 1, eight, false, reduce_algorithm::gather_reduce},
+      {thresholds::many_ranks_slot_allreduce_max_bytes, sixteen, false,
+       reduce_algorithm::gather_reduce},
+      {thresholds::many_ranks_slot_allreduce_max_bytes, three, false, reduce_algorithm::slots},
+      {thresholds::slot_flag_line_payload_bytes + 1, sixteen, true, reduce_algorithm::slots},
+      {thresholds::many_ranks_slot_allreduce_max_bytes + 1, three, false,
+       reduce_algorithm::reduce_scatter},
+      {small, sixteen, false, reduce_algorithm::reduce_scatter},
+      {small, sixteen, true, reduce_algorithm::slots},
+      {thresholds::many_ranks_slot_allreduce_max_bytes + 1, pair, false, reduce_algorithm::slots},
+      {thresholds::many_ranks_slot_allreduce_max_bytes + 1, four_oversubscribed, false,
+       reduce_algorithm::slots},
       {4 * MiB, three, true, reduce_algorithm::reduce_scatter},
       {oversubscribed_limit, pair_oversubscribed, true, reduce_algorithm::slots},
       {oversubscribed_limit + 1, pair_oversubscribed, true, reduce_algorithm::reduce_scatter},
@@ -164,8 +183,12 @@ TEST(selection, pair_reduces_above_512_bytes_by_gather_reduce_where_the_region_s
     EXPECT_EQ(streaming(limit + 1, pair, rooted), reduce_algorithm::gather_reduce);
     EXPECT_EQ(streaming(thresholds::slot_message_bytes, pair, rooted),
               reduce_algorithm::gather_reduce);
-    // Other shapes keep the slots up to a slot's payload.
-    EXPECT_EQ(streaming(thresholds::slot_message_bytes, three, rooted), reduce_algorithm::slots);
+    // Other shapes keep the slots up to a slot's payload (an allreduce of more ranks on their
+    // own cores up to 512 B: reduce_table).
+    EXPECT_EQ(streaming(rooted ? thresholds::slot_message_bytes
+                               : thresholds::many_ranks_slot_allreduce_max_bytes,
+                        three, rooted),
+              reduce_algorithm::slots);
     EXPECT_EQ(streaming(thresholds::slot_message_bytes, pair_oversubscribed, rooted),
               reduce_algorithm::slots);
   }
@@ -446,8 +469,10 @@ TEST(selection, barrier_table) {
   } rows[] = {
       {one, barrier_algorithm::central_line},
       {pair, barrier_algorithm::central_line},
+      {three, barrier_algorithm::central_line},
       {eight, barrier_algorithm::central_line},
       {nine, barrier_algorithm::tree},
+      {seventeen, barrier_algorithm::tree},
       {nine_oversubscribed, barrier_algorithm::central_line},
       {three_oversubscribed, barrier_algorithm::central_line},
       {pair_oversubscribed, barrier_algorithm::central_line},
