@@ -92,6 +92,8 @@ coll_engine::coll_engine(comm_impl& impl) {
   static_assert(slot_payload + slot_header_bytes == slot_stride);
   static_assert(slot_payload == thresholds::slot_message_bytes,
                 "the automatic choice must know where the slot path ends");
+  static_assert(slot_header_bytes + thresholds::slot_flag_line_payload_bytes == cache_line_size,
+                "the automatic choice must know which payloads share their flag's line");
   const node_topology& topology = impl.topology();
   m_size = topology.node_size;
   m_rank = topology.node_rank;

@@ -213,10 +213,6 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   const bool pair_prefers_gather = selection_rules::on_own_cores_in_pair(node) &&
                                    input.streaming_stores &&
                                    input.bytes > thresholds::streaming_pair_slot_reduce_max_bytes;
-  // Allreduce with more than 2 ranks on their own cores, above 512 B: reduce-scatter. The slots
-  // reduce to one rank and broadcast back, two phases through one core; on the 16-core Xeon
-  // (cachecomm-bench coll, hot, per call and back to back) at 2 KiB they took 2.7-9.6 us at 4-16
-  // ranks against reduce-scatter's 2.3-4.9 (1.2-2.1x); at 512 B they tied (0.98-1.15).
   // Allreduce of 49-512 B at 8 ranks or more on their own cores: gather-reduce. Past 48 B the
   // payload leaves its flag's line, and the slots' reducer reads two lines per rank before it
   // broadcasts back; gather-reduce's ranks all read every input at once, in one phase. On the
@@ -232,6 +228,10 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
             "a 16-core Xeon: up to 1.6x faster than the slots at 64 B): every rank reads every "
             "input, in one phase"};
   }
+  // Allreduce with more than 2 ranks on their own cores, above 512 B: reduce-scatter. The slots
+  // reduce to one rank and broadcast back, two phases through one core; on the 16-core Xeon
+  // (cachecomm-bench coll, hot, per call and back to back) at 2 KiB they took 2.7-9.6 us at 4-16
+  // ranks against reduce-scatter's 2.3-4.9 (1.2-2.1x); at 512 B they tied (0.98-1.15).
   if (!rooted && selection_rules::many_ranks_on_own_cores(node) &&
       input.bytes > thresholds::many_ranks_slot_allreduce_max_bytes &&
       input.bytes <= thresholds::slot_message_bytes) {
