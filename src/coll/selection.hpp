@@ -213,13 +213,18 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   const bool pair_prefers_gather = selection_rules::on_own_cores_in_pair(node) &&
                                    input.streaming_stores &&
                                    input.bytes > thresholds::streaming_pair_slot_reduce_max_bytes;
+  // An allreduce up to a slot's payload with more than 2 ranks on their own cores (the two rules
+  // below; a rooted reduce keeps the slots, whose other ranks post and leave).
+  const bool small_many_rank_allreduce = !rooted &&
+                                         selection_rules::many_ranks_on_own_cores(node) &&
+                                         input.bytes <= thresholds::slot_message_bytes;
   // Allreduce of 49-512 B at 8 ranks or more on their own cores: gather-reduce. Past 48 B the
   // payload leaves its flag's line, and the slots' reducer reads two lines per rank before it
   // broadcasts back; gather-reduce's ranks all read every input at once, in one phase. On the
   // 16-core Xeon (cachecomm-bench coll, hot) at 64 B: 1.24-2.21 us back to back and 1.47-2.43 per
   // call at 8-16 ranks against the slots' 1.52-2.46 and 2.03-2.84; at 512 B within 7 % either way;
   // at 8 B, and at 4 ranks, the slots were ahead.
-  if (!rooted && selection_rules::many_ranks_on_own_cores(node) &&
+  if (small_many_rank_allreduce &&
       node.node_size >= thresholds::many_ranks_gather_allreduce_min_ranks &&
       input.bytes > thresholds::slot_flag_line_payload_bytes &&
       input.bytes <= thresholds::many_ranks_slot_allreduce_max_bytes) {
@@ -232,9 +237,7 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   // reduce to one rank and broadcast back, two phases through one core; on the 16-core Xeon
   // (cachecomm-bench coll, hot, per call and back to back) at 2 KiB they took 2.7-9.6 us at 4-16
   // ranks against reduce-scatter's 2.3-4.9 (1.2-2.1x); at 512 B they tied (0.98-1.15).
-  if (!rooted && selection_rules::many_ranks_on_own_cores(node) &&
-      input.bytes > thresholds::many_ranks_slot_allreduce_max_bytes &&
-      input.bytes <= thresholds::slot_message_bytes) {
+  if (small_many_rank_allreduce && input.bytes > thresholds::many_ranks_slot_allreduce_max_bytes) {
     return {reduce_algorithm::reduce_scatter,
             "allreduce above 512 B, more than 2 ranks on their own cores (measured at 4-16 ranks "
             "on a 16-core Xeon: 1.2-2.1x faster than the slots at 2 KiB): each rank reduces one "
