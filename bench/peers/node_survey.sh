@@ -6,19 +6,26 @@
 # budget; everything lands in OUT/results.tgz after every phase, so a run stopped at its limit keeps
 # what it finished. docs/results/session15.md shows what came of it.
 #
-#   bench/peers/node_survey.sh [--budget 540] [--carried .dev] [--out $OUT]
+#   bench/peers/node_survey.sh [--budget 540] [--carried .dev] [--out $OUT] [--plan survey|mpis]
+#                              [--rounds 2]
+#
+# --plan survey (the default): the above. --plan mpis: the strongest MPI on the node, the final
+# build against each: OSU plain and preloaded under Intel MPI, Open MPI 5 and MPICH 5, the three
+# MPIs interleaved round by round (--rounds), then the same at half the ranks as time allows.
 #
 # Run from the checkout's root. Where /opt/mpi-peers is missing it is unpacked from the folder
 # bench/peers/pack_for_node.sh filled (--carried), and so are the builds. Merge a phase's rounds
 # with bench/peers/merge_rounds.py.
 set -u
 root=$(pwd)
-budget=540; carried=.dev; final=${OUT:-/tmp/node-survey}
+budget=540; carried=.dev; final=${OUT:-/tmp/node-survey}; plan=survey; rounds=2
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --budget) budget="$2"; shift 2 ;;
     --carried) carried="$2"; shift 2 ;;
     --out) final="$2"; shift 2 ;;
+    --plan) plan="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
     *) echo "node_survey.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -55,6 +62,8 @@ launch() { # mpi np program...
   case $mpi in
     ompi5) /opt/mpi-peers/ompi5/bin/mpirun -np "$np" --bind-to core "$@" ;;
     mpich5) /opt/mpi-peers/mpich5/bin/mpiexec -np "$np" -bind-to core "$@" ;;
+    impi) I_MPI_ROOT=/opt/mpi-peers/impi I_MPI_FABRICS=shm /opt/mpi-peers/impi/bin/mpirun -n "$np" \
+      -host localhost -ppn "$np" "$@" ;;  # Intel MPI pins each rank to a core by default
   esac
 }
 osu() { # mpi np rounds max-size: OSU's five and the back-to-back loop, one JSON per round
@@ -71,12 +80,34 @@ coll() { # np json args...
   LD_LIBRARY_PATH=$(library_path ompi5) launch ompi5 "$np" build/mpi-ompi5/bench/cachecomm-bench coll \
     "$@" --json "$out/$json"
 }
-export -f library_path launch osu coll
+osu_interleaved() { # np rounds max-size mpi...: round by round, every MPI in turn
+  local np=$1 rounds=$2 max=$3 round mpi; shift 3
+  for round in $(seq 1 "$rounds"); do
+    for mpi in "$@"; do
+      LD_LIBRARY_PATH=$(library_path "$mpi") bench/peers/osu_compare.sh --mpis "$mpi" --np "$np" \
+        --rounds 1 --first-round "$round" --iters 100 --max-size "$max" --bind core \
+        --ops bcast,reduce,allreduce,allgather,barrier,b2b-bcast,b2b-allreduce \
+        --json "$out/osu-$mpi-np$np-r$round.json"
+    done
+  done
+}
+export -f library_path launch osu coll osu_interleaved
 
 { lscpu; nproc; free -g; df -h /dev/shm; uname -a; } >"$out/node.txt" 2>&1
 cores=$(nproc); np=$((cores < 16 ? cores : 16)); half=$((np / 2))
 say "node: $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 LD_LIBRARY_PATH=$(library_path ompi5) build/mpi-ompi5/apps/cachecomm-info >"$out/info.txt" 2>&1
+if [[ "$plan" == mpis ]]; then
+  phase smoke-impi 30 bash -c "LD_LIBRARY_PATH=\$(library_path impi) launch impi $np env \
+    LD_PRELOAD=$root/build/mpi-impi/src/preload/libcachecomm_mpi.so CACHECOMM_PRELOAD_SUMMARY=1 \
+    /opt/mpi-peers/osu-impi/c/mpi/collective/blocking/osu_allreduce -m 1:1048576 -i 50"
+  phase osu-np$np $((budget * 3 / 4)) bash -c "osu_interleaved $np $rounds 4194304 impi ompi5 mpich5"
+  phase osu-np$half 9999 bash -c "osu_interleaved $half $rounds 4194304 impi ompi5 mpich5"
+  say "done"
+  bundle
+  rm -rf "$out"
+  exit 0
+fi
 phase smoke 30 bash -c "LD_LIBRARY_PATH=\$(library_path ompi5) launch ompi5 $np env \
   LD_PRELOAD=$root/build/mpi-ompi5/src/preload/libcachecomm_mpi.so CACHECOMM_PRELOAD_SUMMARY=1 \
   /opt/mpi-peers/osu-ompi5/c/mpi/collective/blocking/osu_allreduce -m 1:1048576 -i 50"

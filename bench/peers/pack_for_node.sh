@@ -1,37 +1,54 @@
 #!/usr/bin/env bash
 # Packs what bench/peers/node_survey.sh needs on a node that has no MPI, no compiler and no network
 # (the 16-core device of these sessions) into one folder of the checkout, to carry there:
-#   peers.tar.xz   Open MPI 5 and MPICH 5 from ../shared/peers/mpi-peers.sh's prefix (their
-#                  Python parts left out) and OSU 7.4's blocking collectives built against each
-#   build/         the mpi-ompi5 and mpi-mpich5 builds' libraries and benchmark programs
+#   peers.tar.xz   Open MPI 5, MPICH 5 and Intel MPI from ../shared/peers/mpi-peers.sh's prefix
+#                  (their Python parts left out; of Intel MPI only what runs a job on one node's
+#                  shared memory: the launcher, libmpi, libfabric's shm provider and the tuning
+#                  files for generic and Emerald Rapids CPUs, stripped: 331 MB down to 6 MB packed)
+#                  and OSU 7.4's blocking collectives built against each
+#   build/         the mpi-<name> builds' libraries and benchmark programs
 #   lib/           Debian's libhwloc and libudev, which libcachecomm links
 #
-#   bench/peers/pack_for_node.sh [--peers /opt/mpi-peers] [--out .dev]
+#   bench/peers/pack_for_node.sh [--peers /opt/mpi-peers] [--out .dev] [--mpis ompi5,mpich5,impi]
 #
-# Build the two builds first (make test-mpi MPI_HOME=/opt/mpi-peers/ompi5 builds build/mpi-ompi5;
+# Build the builds first (make test-mpi MPI_HOME=/opt/mpi-peers/ompi5 builds build/mpi-ompi5;
 # `make -C build/mpi-<name> cachecomm_mpi cachecomm-bench cachecomm-tune cachecomm-b2b-bench
-# cachecomm-info` after a change). About 22 MB; list the folder in .git/info/exclude.
+# cachecomm-info` after a change). About 30 MB; list the folder in .git/info/exclude.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-peers=/opt/mpi-peers; out="$root/.dev"
+peers=/opt/mpi-peers; out="$root/.dev"; mpis=(ompi5 mpich5 impi)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --peers) peers="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --mpis) IFS=, read -r -a mpis <<<"$2"; shift 2 ;;
     *) echo "pack_for_node.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-mpis=(ompi5 mpich5)
 ops=(bcast reduce allreduce allgather barrier)
 mkdir -p "$out/lib"
-members=(env.sh)
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+cp "$peers/env.sh" "$stage/"
 for mpi in "${mpis[@]}"; do
   [[ -d "$peers/$mpi" ]] || { echo "no $peers/$mpi: run ../shared/peers/mpi-peers.sh" >&2; exit 2; }
-  members+=("$mpi")
-  for op in "${ops[@]}"; do members+=("osu-$mpi/c/mpi/collective/blocking/osu_$op"); done
+  if [[ "$mpi" == impi ]]; then  # the shared-memory runtime only; copies of libmpi become links
+    runtime=(bin/mpirun bin/mpiexec.hydra bin/hydra_pmi_proxy bin/hydra_bstrap_proxy bin/cpuinfo
+      lib/libmpi.so.12 lib/libfabric.so.1 lib/libshm-fi.so opt/mpi/etc/collectives.conf
+      opt/mpi/etc/pt2pt.conf opt/mpi/etc/tuning_generic_shm.dat opt/mpi/etc/tuning_emr_shm.dat)
+    (cd "$peers" && cp -a --parents "${runtime[@]/#/impi/}" "$stage/")
+    (cd "$stage/impi" && ln -s mpiexec.hydra bin/mpiexec && ln -s libmpi.so.12 lib/libmpi.so &&
+      ln -s libfabric.so.1 lib/libfabric.so &&
+      strip --strip-unneeded lib/libmpi.so.12 bin/mpiexec.hydra bin/hydra_pmi_proxy bin/hydra_bstrap_proxy)
+  else
+    (cd "$peers" && cp -a --parents "$mpi" "$stage/")
+    rm -rf "$stage/$mpi"/lib/python3* "$stage/$mpi"/bin/python* "$stage/$mpi"/bin/pip*
+  fi
+  for op in "${ops[@]}"; do
+    (cd "$peers" && cp -a --parents "osu-$mpi/c/mpi/collective/blocking/osu_$op" "$stage/")
+  done
 done
-tar -cJf "$out/peers.tar.xz" -C "$peers" --exclude='lib/python3*' --exclude='bin/python*' \
-  --exclude='bin/pip*' "${members[@]}"
+tar -cJf "$out/peers.tar.xz" -C "$stage" .
 for mpi in "${mpis[@]}"; do
   from="$root/build/mpi-$mpi"; to="$out/build/mpi-$mpi"
   mkdir -p "$to/src/preload" "$to/bench" "$to/apps"
