@@ -62,7 +62,8 @@ launch() { # mpi np program...
   case $mpi in
     ompi5) /opt/mpi-peers/ompi5/bin/mpirun -np "$np" --bind-to core "$@" ;;
     mpich5) /opt/mpi-peers/mpich5/bin/mpiexec -np "$np" -bind-to core "$@" ;;
-    impi) I_MPI_ROOT=/opt/mpi-peers/impi I_MPI_FABRICS=shm /opt/mpi-peers/impi/bin/mpirun -n "$np" \
+    impi) PATH=/opt/mpi-peers/impi/bin:$PATH I_MPI_ROOT=/opt/mpi-peers/impi I_MPI_FABRICS=shm \
+      /opt/mpi-peers/impi/bin/mpirun -n "$np" \
       -host localhost -ppn "$np" "$@" ;;  # Intel MPI pins each rank to a core by default
   esac
 }

@@ -277,16 +277,16 @@ bool online_decides(const detail::selection_input& input, const detail::coll_eng
 }
 
 /// The candidates of a bucket: the rules' choice first (the baseline), then every other algorithm
-/// that runs as itself on this node, then the system MPI. `skipped`: an algorithm left out at this
-/// size (none: 0).
+/// that runs as itself on this node and is worth a trial call here (detail::online_skips), then
+/// the system MPI.
 template <typename Entry>
-std::vector<std::int8_t> candidates_from(std::span<const Entry> registry,
-                                         const detail::node_shape& shape, std::int8_t first,
-                                         std::int8_t skipped) {
+std::vector<std::int8_t> candidates_from(std::span<const Entry> registry, detail::tuned_op op,
+                                         const detail::selection_input& input, std::int8_t first) {
   std::vector<std::int8_t> candidates{first};
   for (const Entry& entry : registry) {
     const auto id = static_cast<std::int8_t>(entry.id);
-    if (id != first && id != skipped && entry.applicable(shape)) candidates.push_back(id);
+    if (id != first && entry.applicable(input.node) && !detail::online_skips(op, id, input))
+      candidates.push_back(id);
   }
   if (first != detail::tuning_choices::system_mpi)
     candidates.push_back(detail::tuning_choices::system_mpi);
@@ -311,34 +311,26 @@ std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::select
                                        const detail::coll_engine& engine, std::int8_t first) {
   if (adapts_after_the_trial(op, input, engine, first))
     return {first, detail::tuning_choices::system_mpi};
-  // From 1 MiB the slot algorithms move a message 4 KiB per flag round trip: 12-13 ms a call at
-  // 1-4 MiB where the others take 0.1-0.6 ms (2 ranks, AMD EPYC VM). Not worth one trial call.
-  constexpr std::size_t slot_candidate_max_bytes = (std::size_t{1} << 20) - 1;
-  const bool large = input.bytes > slot_candidate_max_bytes;
   switch (op) {
     case detail::tuned_op::broadcast:
-      return candidates_from(
-          detail::broadcast_registry(), input.node, first,
-          large ? static_cast<std::int8_t>(broadcast_algorithm::slots) : std::int8_t{0});
+      return candidates_from(detail::broadcast_registry(), op, input, first);
     case detail::tuned_op::reduce:
     case detail::tuned_op::allreduce:
-      return candidates_from(
-          detail::reduce_registry(), input.node, first,
-          large ? static_cast<std::int8_t>(reduce_algorithm::slots) : std::int8_t{0});
+      return candidates_from(detail::reduce_registry(), op, input, first);
     case detail::tuned_op::allgather:
-      return candidates_from(detail::allgather_registry(), input.node, first, 0);
+      return candidates_from(detail::allgather_registry(), op, input, first);
     case detail::tuned_op::gather:
-      return candidates_from(detail::gather_registry(), input.node, first, 0);
+      return candidates_from(detail::gather_registry(), op, input, first);
     case detail::tuned_op::scatter:
-      return candidates_from(detail::scatter_registry(), input.node, first, 0);
+      return candidates_from(detail::scatter_registry(), op, input, first);
     case detail::tuned_op::alltoall:
-      return candidates_from(detail::alltoall_registry(), input.node, first, 0);
+      return candidates_from(detail::alltoall_registry(), op, input, first);
     case detail::tuned_op::allgatherv:
-      return candidates_from(detail::allgatherv_registry(), input.node, first, 0);
+      return candidates_from(detail::allgatherv_registry(), op, input, first);
     case detail::tuned_op::alltoallv:
-      return candidates_from(detail::alltoallv_registry(), input.node, first, 0);
+      return candidates_from(detail::alltoallv_registry(), op, input, first);
     case detail::tuned_op::gatherv:
-      return candidates_from(detail::gatherv_registry(), input.node, first, 0);
+      return candidates_from(detail::gatherv_registry(), op, input, first);
     case detail::tuned_op::barrier: break;
   }
   return {first};

@@ -135,21 +135,23 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
   // Prunes against the fastest so far, by the slowest rank: a candidate that far behind never
   // competes (competes()). The rules' choice (candidate 0) is never pruned: its first call in a
   // bucket may be the communicator's first call of all, which carries one-time set-up.
-  auto prune = [&](std::uint64_t factor) {
+  // `mpi_factor` for the system MPI's call, `factor` for cachecomm's algorithms.
+  auto prune = [&](std::uint64_t factor, std::uint64_t mpi_factor) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       if (!state.pruned[i]) agree_on(state.local_best, i);
     const std::uint64_t best = best_slowest(state);
-    if (best >= no_time / factor) return;
+    if (best >= no_time / std::max(factor, mpi_factor)) return;
     for (std::size_t i = 1; i < state.candidate_count; ++i) {
-      if (state.pruned[i] || state.slowest[i] <= best * factor) continue;
+      const bool mpi = state.candidates[i] == tuning_choices::system_mpi;
+      if (state.pruned[i] || state.slowest[i] <= best * (mpi ? mpi_factor : factor)) continue;
       state.pruned[i] = true;
       state.pruned_after[i] = static_cast<std::uint8_t>(state.round + 1U);
     }
   };
   if (state.round == 0) {
-    prune(m_oversubscribed ? oversubscribed_first_prune_factor : early_prune_factor);
+    prune(prune_factor, m_oversubscribed ? oversubscribed_first_prune_factor : early_prune_factor);
   } else if (state.round + 1U == prune_after_calls) {
-    prune(prune_factor);
+    prune(prune_factor, prune_factor);
   } else if (last_round) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       if (!state.pruned[i]) agree_on(state.local_best, i);

@@ -27,8 +27,14 @@ inline constexpr std::size_t slot_message_bytes = 4096 - 16;
 /// Up to this many ranks per node on their own cores every reader of a small broadcast polls the
 /// root's slot; a tree above it (select_broadcast).
 inline constexpr int flat_broadcast_max_ranks = 16;
-/// Up to this many ranks per node one level of flags beats a tree (select_barrier).
-inline constexpr int flat_barrier_max_ranks = 8;
+/// Above this size the slot algorithms are no online candidates (online_skips).
+inline constexpr std::size_t slot_candidate_max_bytes = (std::size_t{1} << 20) - 1;
+/// With this many ranks or more on their own cores online selection leaves out the algorithms
+/// whose cost grows with the rank count (online_skips).
+inline constexpr int many_rank_candidate_min_ranks = 8;
+/// Up to this many ranks per node on their own cores one level of flags, a tree above it
+/// (select_barrier).
+inline constexpr int flat_barrier_max_ranks = 4;
 /// Allreduce through slots up to this size with more than 2 ranks on their own cores;
 /// reduce-scatter above it (select_reduce).
 inline constexpr std::size_t many_ranks_slot_allreduce_max_bytes = 512;
@@ -53,6 +59,10 @@ inline constexpr std::size_t intel_allreduce_min_bytes = 256U << 10;
 inline constexpr std::size_t intel_allreduce_max_bytes = 2U << 20;
 inline constexpr std::size_t intel_allgather_min_bytes = 16U << 10;
 inline constexpr std::size_t intel_allgather_max_bytes = 64U << 10;
+/// Under Intel MPI with this many ranks or more on their own cores, its own rooted reduce of
+/// messages past a slot and below this size (intel_mpi_reason).
+inline constexpr int intel_reduce_min_ranks = 8;
+inline constexpr std::size_t intel_reduce_below_bytes = 16U << 10;
 /// Single-copy gather from this block size, scatter and alltoall from this one (2 ranks per node on
 /// their own cores).
 inline constexpr std::size_t single_copy_gather_min_bytes = 128U << 10;
@@ -351,6 +361,10 @@ inline bool system_allgather_preferred(const selection_input& input,
 inline constexpr std::string_view intel_allreduce_reason =
     "messages of 256 KiB to 2 MiB, 2 ranks on their own cores, Intel MPI: its own allreduce "
     "(measured faster than cachecomm's on both nodes tried)";
+inline constexpr std::string_view intel_reduce_reason =
+    "rooted reduce of 4 to 16 KiB, 8 ranks or more on their own cores, Intel MPI: its own reduce "
+    "(measured 1.6-2.8x faster than cachecomm's reduce-scatter at 8 and 16 ranks on a 16-core "
+    "Xeon)";
 inline constexpr std::string_view intel_allgather_reason =
     "blocks of 16 to 64 KiB, 2 ranks on their own cores, Intel MPI: its own allgather (measured "
     "faster than cachecomm's on both nodes tried)";
@@ -366,10 +380,23 @@ inline constexpr std::string_view intel_allgather_reason =
 /// 8192:8192` took 1.7-1.9 us with cachecomm's central against 6.3-9.0 through this rule and
 /// 10-74 plain (3 rounds), and 0.46x plain preloaded in a full-range run; from 16 KiB online
 /// selection measures Intel's call anyway.
+///
+/// With 8 ranks or more on their own cores (16-core Xeon, Emerald Rapids class, where Intel MPI
+/// loads its own tuning for the CPU; OSU 7.4 under Intel MPI, 2 interleaved rounds, and a
+/// back-to-back loop): its rooted reduce of 4 and 8 KiB took 1.80-1.85 / 3.67-3.88 us against
+/// cachecomm's 3.56-5.18 / 5.88-6.69 at 8-16 ranks (reduce-scatter: every rank waits for every
+/// input before it reduces its slice; Intel's non-roots leave early), and back to back 5.3 / 7.7
+/// us against 5.5 / 9.8 at 16 ranks. At 16 KiB Intel's took 20-31 us against cachecomm's 9-13,
+/// and up to a slot (4080 B) cachecomm's slots were faster per call. Its allreduce of the same
+/// sizes was not faster (4 KiB at 16 ranks: 9.0 us against 6.1).
 inline std::string_view intel_mpi_reason(const selection_input& input, tuned_op op) {
-  if (input.mpi != mpi_library_family::intel_mpi ||
-      !selection_rules::on_own_cores_in_pair(input.node))
-    return {};
+  if (input.mpi != mpi_library_family::intel_mpi) return {};
+  if (op == tuned_op::reduce && selection_rules::many_ranks_on_own_cores(input.node) &&
+      input.node.node_size >= thresholds::intel_reduce_min_ranks &&
+      input.bytes > thresholds::slot_message_bytes &&
+      input.bytes < thresholds::intel_reduce_below_bytes)
+    return intel_reduce_reason;
+  if (!selection_rules::on_own_cores_in_pair(input.node)) return {};
   if (op == tuned_op::allreduce && input.bytes >= thresholds::intel_allreduce_min_bytes &&
       input.bytes <= thresholds::intel_allreduce_max_bytes)
     return intel_allreduce_reason;
@@ -418,6 +445,40 @@ inline std::string_view system_mpi_reason(const selection_input& input, tuned_op
   return intel_mpi_reason(input, op);
 }
 
+/// Whether online selection leaves algorithm `id` of `op` out of a bucket's candidates (the rules'
+/// choice never is: the caller puts it first whatever this says). Every trial call of a slow
+/// candidate is paid by the program, and OSU's loops of about 110 calls a size paid 10-25 % for
+/// them. Left out:
+/// - From 1 MiB the slot broadcast and reductions: they move 4 KiB per flag round trip, 12-13 ms a
+///   call at 1-4 MiB where the others take 0.1-0.6 ms (2 ranks, AMD EPYC VM).
+/// - With 8 ranks or more on their own cores, past a slot: the algorithms that put a rank-count
+///   multiple of the message through one core or one page table. Measured at 16 ranks on a
+///   16-core Xeon (online selection's trials under Intel MPI, 16 KiB-8 MiB, two runs): the
+///   single-copy broadcast 8-12x the double-buffer's time (every reader pins the root's pages),
+///   the tree of slots 2.5-2.8x up to flat_broadcast_max_ranks (each level copies the whole
+///   message again), gather-reduce 2-3.5x (each rank reads all P inputs) and the slot reductions
+///   1.9-4.8x (one rank reduces all P inputs, a slot at a time) against reduce-scatter and
+///   split-pipeline.
+inline bool online_skips(tuned_op op, std::int8_t id, const selection_input& input) {
+  const bool broadcast = op == tuned_op::broadcast;
+  const bool reduction = op == tuned_op::reduce || op == tuned_op::allreduce;
+  const auto is = [id](auto algorithm) { return id == static_cast<std::int8_t>(algorithm); };
+  if (input.bytes > thresholds::slot_candidate_max_bytes &&
+      ((broadcast && is(broadcast_algorithm::slots)) || (reduction && is(reduce_algorithm::slots))))
+    return true;
+  const node_shape& node = input.node;
+  if (!selection_rules::many_ranks_on_own_cores(node) ||
+      node.node_size < thresholds::many_rank_candidate_min_ranks ||
+      input.bytes <= thresholds::slot_message_bytes)
+    return false;
+  if (broadcast)
+    return is(broadcast_algorithm::single_copy) ||
+           (is(broadcast_algorithm::tree) &&
+            node.node_size <= thresholds::flat_broadcast_max_ranks);
+  if (reduction) return is(reduce_algorithm::gather_reduce) || is(reduce_algorithm::slots);
+  return false;
+}
+
 inline selection<barrier_algorithm> select_barrier(const selection_input& input,
                                                    barrier_algorithm requested) {
   if (requested != barrier_algorithm::automatic) return {requested, "set by CACHECOMM_BARRIER"};
@@ -443,14 +504,20 @@ inline selection<barrier_algorithm> select_barrier(const selection_input& input,
   // follows finds the root's data posted: osu_bcast 1-32 B at 16 ranks took 0.28-0.35 us after
   // the tree's release and 0.48-0.56 after dissemination's (the slot broadcast both times; MPICH 5
   // takes 0.6).
+  // Central-line up to 4 ranks, the tree above: alone they took the same time at 4 and 8 ranks
+  // (0.54 / 1.06 us against 0.55 / 1.03), but the rooted call after central-line's release was
+  // slow from 8 ranks: osu_bcast of 1-32 B under Open MPI 5, MPICH 5 and Intel MPI took 0.59-0.85
+  // us at 8 ranks after it (two device sessions) against 0.27-0.35 at 4 ranks after it and at 16
+  // after the tree.
   if (node.node_size <= thresholds::flat_barrier_max_ranks) {
     return {barrier_algorithm::central_line,
-            "at most 8 ranks: one level, each rank polls only its own line, and the root leaves "
+            "at most 4 ranks: one level, each rank polls only its own line, and the root leaves "
             "first"};
   }
   return {barrier_algorithm::tree,
-          "more than 8 ranks: a k-ary tree keeps each line's readers few, and the root leaves "
-          "first"};
+          "more than 4 ranks on their own cores: a k-ary tree keeps each line's readers few, and "
+          "the root leaves first (measured at 8 and 16 ranks on a 16-core Xeon: the rooted call "
+          "after it 2x faster than after one level of flags)"};
 }
 
 // Gather, scatter and alltoall: single copy (one copy per block, read from its owner's buffer)

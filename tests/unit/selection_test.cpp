@@ -44,6 +44,8 @@ constexpr node_case pair_oversubscribed{2, true, true, true};
 constexpr node_case pair_without_push{2, false, true, false};
 constexpr node_case pair_without_single_copy{2, false, false, false};
 constexpr node_case three{3, false, true, true};
+constexpr node_case four{4, false, true, true};
+constexpr node_case five{5, false, true, true};
 constexpr node_case eight{8, false, true, true};
 constexpr node_case nine{9, false, true, true};
 constexpr node_case sixteen{16, false, true, true};
@@ -316,6 +318,78 @@ TEST(selection, intel_mpi_takes_its_measured_ranges_of_allreduce_and_allgather_a
   EXPECT_TRUE(system_mpi_reason(two_nodes, allreduce, true).empty());
 }
 
+TEST(selection, intel_mpi_takes_the_rooted_reduce_of_4_to_16_kib_at_8_ranks_or_more) {
+  auto under = [](mpi_library_family mpi, std::size_t bytes, node_case node) {
+    selection_input input = input_of(bytes, node);
+    input.mpi = mpi;
+    return input;
+  };
+  const auto intel = mpi_library_family::intel_mpi;
+  constexpr auto reduce = tuned_op::reduce;
+  for (const node_case node : {eight, nine, sixteen, seventeen}) {
+    EXPECT_TRUE(system_mpi_reason(under(intel, thresholds::slot_message_bytes, node), reduce, true)
+                    .empty());
+    EXPECT_EQ(
+        system_mpi_reason(under(intel, thresholds::slot_message_bytes + 1, node), reduce, true),
+        intel_reduce_reason);
+    EXPECT_EQ(system_mpi_reason(under(intel, 16 * KiB - 1, node), reduce, true),
+              intel_reduce_reason);
+    EXPECT_TRUE(system_mpi_reason(under(intel, 16 * KiB, node), reduce, true).empty());
+    // Not the allreduce, not other MPIs, not a forced choice.
+    EXPECT_TRUE(system_mpi_reason(under(intel, 8 * KiB, node), tuned_op::allreduce, true).empty());
+    EXPECT_TRUE(system_mpi_reason(under(intel, 8 * KiB, node), reduce, false).empty());
+    for (const auto other :
+         {mpi_library_family::open_mpi, mpi_library_family::mpich, mpi_library_family::unknown})
+      EXPECT_TRUE(system_mpi_reason(under(other, 8 * KiB, node), reduce, true).empty());
+  }
+  // Fewer ranks (not measured), oversubscribed, a pair: cachecomm's reduce.
+  for (const node_case node : {three, pair, eight_oversubscribed, nine_oversubscribed})
+    EXPECT_TRUE(system_mpi_reason(under(intel, 8 * KiB, node), reduce, true).empty());
+}
+
+TEST(selection, online_selection_leaves_out_what_cannot_win_at_many_ranks) {
+  constexpr auto broadcast = tuned_op::broadcast;
+  constexpr auto id = [](auto algorithm) { return static_cast<std::int8_t>(algorithm); };
+  const std::int8_t single_copy = id(broadcast_algorithm::single_copy);
+  const std::int8_t tree = id(broadcast_algorithm::tree);
+  const std::int8_t gather_reduce = id(reduce_algorithm::gather_reduce);
+  const std::int8_t reduction_slots = id(reduce_algorithm::slots);
+  for (const node_case node : {eight, nine, sixteen}) {
+    const auto large = input_of(64 * KiB, node);
+    EXPECT_TRUE(online_skips(broadcast, single_copy, large)) << node.ranks;
+    EXPECT_TRUE(online_skips(broadcast, tree, large)) << node.ranks;
+    for (const auto op : {tuned_op::reduce, tuned_op::allreduce}) {
+      EXPECT_TRUE(online_skips(op, gather_reduce, large)) << node.ranks;
+      EXPECT_TRUE(online_skips(op, reduction_slots, large)) << node.ranks;
+      EXPECT_FALSE(online_skips(op, id(reduce_algorithm::reduce_scatter), large));
+      EXPECT_FALSE(online_skips(op, id(reduce_algorithm::split_pipeline), large));
+    }
+    for (const auto kept : {broadcast_algorithm::central, broadcast_algorithm::double_buffer,
+                            broadcast_algorithm::slots, broadcast_algorithm::ring})
+      EXPECT_FALSE(online_skips(broadcast, id(kept), large)) << node.ranks;
+    // Up to a slot nothing is left out (online selection decides there only when forced on).
+    const auto small = input_of(thresholds::slot_message_bytes, node);
+    EXPECT_FALSE(online_skips(broadcast, single_copy, small));
+    EXPECT_FALSE(online_skips(tuned_op::allreduce, gather_reduce, small));
+  }
+  // Above the flat broadcast's ranks the tree stays a candidate.
+  EXPECT_FALSE(online_skips(broadcast, tree, input_of(64 * KiB, seventeen)));
+  // Fewer ranks, or oversubscribed: every algorithm is tried.
+  for (const node_case node : {pair, three, eight_oversubscribed, nine_oversubscribed}) {
+    const auto large = input_of(64 * KiB, node);
+    EXPECT_FALSE(online_skips(broadcast, single_copy, large)) << node.ranks;
+    EXPECT_FALSE(online_skips(broadcast, tree, large)) << node.ranks;
+    EXPECT_FALSE(online_skips(tuned_op::allreduce, gather_reduce, large)) << node.ranks;
+    EXPECT_FALSE(online_skips(tuned_op::reduce, reduction_slots, large)) << node.ranks;
+  }
+  // From 1 MiB the slot algorithms are left out everywhere; other collectives keep everything.
+  EXPECT_TRUE(online_skips(broadcast, id(broadcast_algorithm::slots), input_of(MiB, pair)));
+  EXPECT_TRUE(online_skips(tuned_op::allreduce, reduction_slots, input_of(MiB, pair)));
+  EXPECT_FALSE(online_skips(broadcast, id(broadcast_algorithm::slots), input_of(MiB - 1, pair)));
+  EXPECT_FALSE(online_skips(tuned_op::allgather, id(allgather_algorithm::single_copy),
+                            input_of(MiB, sixteen)));
+}
+
 TEST(selection, mpi_library_family_from_the_version_string) {
   EXPECT_EQ(classify_mpi_library("Intel(R) MPI Library 2021.19 for Linux* OS\n"),
             mpi_library_family::intel_mpi);
@@ -470,7 +544,9 @@ TEST(selection, barrier_table) {
       {one, barrier_algorithm::central_line},
       {pair, barrier_algorithm::central_line},
       {three, barrier_algorithm::central_line},
-      {eight, barrier_algorithm::central_line},
+      {four, barrier_algorithm::central_line},
+      {five, barrier_algorithm::tree},
+      {eight, barrier_algorithm::tree},
       {nine, barrier_algorithm::tree},
       {seventeen, barrier_algorithm::tree},
       {nine_oversubscribed, barrier_algorithm::central_line},
