@@ -149,7 +149,8 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
     }
   };
   if (state.round == 0) {
-    prune(prune_factor, m_oversubscribed ? oversubscribed_first_prune_factor : early_prune_factor);
+    prune(m_oversubscribed ? oversubscribed_first_prune_factor : own_first_call_prune_factor,
+          m_oversubscribed ? oversubscribed_first_prune_factor : early_prune_factor);
   } else if (state.round + 1U == prune_after_calls) {
     prune(prune_factor, prune_factor);
   } else if (last_round) {

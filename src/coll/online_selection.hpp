@@ -95,14 +95,18 @@ class online_selector {
   /// order).
   static constexpr unsigned samples_per_candidate = 3;
   /// A candidate whose best of its first prune_after_calls calls took more than this many times
-  /// the fastest candidate's (at the slowest rank) gets no more calls; one of cachecomm's own
-  /// algorithms already after its first call. On a 16-core Xeon at 16 ranks the single-copy
-  /// broadcast took 10x the double-buffer's time at 16 KiB-8 MiB (every reader pins the root's
-  /// pages) and kept its second call, and the trial of each broadcast bucket cost OSU's 110 calls
-  /// of a size 10-25 % (osu_bcast 16 KiB-1 MiB at 0.76-0.89x plain Intel MPI, preloaded).
-  /// cachecomm's first calls carry no first-call cost of that size (the rules' choice, run first,
-  /// takes the communicator's set-up and is never pruned); an MPI's do (early_prune_factor).
+  /// the fastest candidate's (at the slowest rank) gets no more calls.
   static constexpr std::uint64_t prune_factor = 4;
+  /// One of cachecomm's own algorithms whose first call took more than this many times the
+  /// fastest candidate's gets no second. On a 16-core Xeon at 16 ranks the single-copy broadcast
+  /// took 8-12x the double-buffer's time at 16 KiB-8 MiB (every reader pins the root's pages) and
+  /// kept its second call, and the trial of each broadcast bucket cost OSU's 110 calls of a size
+  /// 10-25 % (osu_bcast 16 KiB-1 MiB at 0.76-0.89x plain Intel MPI, preloaded). cachecomm's first
+  /// calls carry no set-up of that size (the rules' choice, run first, takes the communicator's
+  /// and is never pruned); 8x, not prune_factor, since a call timed right after another
+  /// candidate's took up to 4.1x its settled time (a pair's gatherv of 1 MiB through the region:
+  /// 163-294 us against 66-72 settled). The system MPI's first call: early_prune_factor.
+  static constexpr std::uint64_t own_first_call_prune_factor = 8;
   /// The system MPI's call gets two, not one: its first call of a size can take 10-30x its steady
   /// time (Intel MPI
   /// 2021's broadcast at 1 MiB: 1.5 ms, then 90-130 us; MPICH 5's at 256 KiB: 5-10x), and a

@@ -223,22 +223,23 @@ TEST(OnlineSelector, TheSystemMpiFarSlowerThanTheFastestIsDroppedAfterTwoCalls) 
       << driver.selector.describe(driver.op, driver.bytes);
 }
 
-TEST(OnlineSelector, AnAlgorithmFourTimesSlowerInItsFirstCallGetsNoSecond) {
-  // The single-copy broadcast at 16 ranks on a 16-core Xeon: 10x the double-buffer's time.
+TEST(OnlineSelector, AnAlgorithmEightTimesSlowerInItsFirstCallGetsNoSecond) {
+  // The single-copy broadcast at 16 ranks on a 16-core Xeon: 8-12x the double-buffer's time.
   bucket_driver driver;
-  driver.times = {{1, 100}, {2, 410}, {3, 120}, {mpi, 1500}};
+  driver.times = {{1, 100}, {2, 810}, {3, 120}, {mpi, 1500}};
   for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 1);
   // The system MPI's call, 15x, keeps its second call (an MPI's slow first call), not a third.
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 2);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
-  EXPECT_NE(line.find("double-buffer 0.4 us [pruned after 1 call]"), std::string::npos) << line;
-  // Within 4x it stays for every round.
+  EXPECT_NE(line.find("double-buffer 0.8 us [pruned after 1 call]"), std::string::npos) << line;
+  // Within 8x (a call timed right after another candidate's took up to 4.1x its settled time)
+  // it gets a second call, and at 4x-8x no third.
   bucket_driver close;
-  close.times = {{1, 100}, {2, 390}, {3, 120}, {mpi, 1500}};
+  close.times = {{1, 100}, {2, 790}, {3, 120}, {mpi, 1500}};
   for (int i = 0; i < 40; ++i) close.call();
-  EXPECT_EQ(std::count(close.ran.begin(), close.ran.end(), 2), 3);
+  EXPECT_EQ(std::count(close.ran.begin(), close.ran.end(), 2), 2);
 }
 
 TEST(OnlineSelector, ACandidateFarSlowerInItsFirstCallGetsNoSecond) {
