@@ -107,11 +107,11 @@ class online_selector {
   /// candidate's took up to 4.1x its settled time (a pair's gatherv of 1 MiB through the region:
   /// 163-294 us against 66-72 settled). The system MPI's first call: early_prune_factor.
   static constexpr std::uint64_t own_first_call_prune_factor = 8;
-  /// The system MPI's call gets two, not one: its first call of a size can take 10-30x its steady
-  /// time (Intel MPI
-  /// 2021's broadcast at 1 MiB: 1.5 ms, then 90-130 us; MPICH 5's at 256 KiB: 5-10x), and a
-  /// candidate pruned on that lost a bucket it would have won (osu_bcast 1-4 MiB 0.74-0.82x plain
-  /// Intel MPI, preloaded). Must not exceed samples_per_candidate.
+  /// The system MPI's call gets two calls before prune_factor applies, not one: its first call of
+  /// a size can take 10-30x its steady time (Intel MPI 2021's broadcast at 1 MiB: 1.5 ms, then
+  /// 90-130 us; MPICH 5's at 256 KiB: 5-10x), and a candidate pruned on that lost a bucket it
+  /// would have won (osu_bcast 1-4 MiB 0.74-0.82x plain Intel MPI, preloaded). Must not exceed
+  /// samples_per_candidate.
   static constexpr unsigned prune_after_calls = 2;
   /// From the second round on, each timed call of a candidate follows this many untimed calls of
   /// the same candidate, so that it is timed as a loop runs it, after itself, not after another

@@ -388,7 +388,9 @@ inline constexpr std::string_view intel_allgather_reason =
 /// input before it reduces its slice; Intel's non-roots leave early), and back to back 5.3 / 7.7
 /// us against 5.5 / 9.8 at 16 ranks. At 16 KiB Intel's took 20-31 us against cachecomm's 9-13,
 /// and up to a slot (4080 B) cachecomm's slots were faster per call. Its allreduce of the same
-/// sizes was not faster (4 KiB at 16 ranks: 9.0 us against 6.1).
+/// sizes was not faster (4 KiB at 16 ranks: 9.0 us against 6.1). Handed over (3 interleaved
+/// rounds at 8 ranks, 5 at 16): 0.93 / 0.98 of plain Intel MPI at 8 ranks, 0.60 / 0.70 at 16,
+/// where the call's agreement first (agree_on_system_call) weighs more.
 inline std::string_view intel_mpi_reason(const selection_input& input, tuned_op op) {
   if (input.mpi != mpi_library_family::intel_mpi) return {};
   if (op == tuned_op::reduce && selection_rules::many_ranks_on_own_cores(input.node) &&
@@ -508,7 +510,9 @@ inline selection<barrier_algorithm> select_barrier(const selection_input& input,
   // (0.54 / 1.06 us against 0.55 / 1.03), but the rooted call after central-line's release was
   // slow from 8 ranks: osu_bcast of 1-32 B under Open MPI 5, MPICH 5 and Intel MPI took 0.59-0.85
   // us at 8 ranks after it (two device sessions) against 0.27-0.35 at 4 ranks after it and at 16
-  // after the tree.
+  // after the tree. With the tree at 8 ranks (3 interleaved rounds, Intel MPI and MPICH 5):
+  // 0.39-0.46 us against central-line's 0.65-0.77; the slot reduce after it 0.25-0.30 against
+  // 0.24-0.26. 5-7 ranks are not measured; the two barriers alone tie at 4 and at 8.
   if (node.node_size <= thresholds::flat_barrier_max_ranks) {
     return {barrier_algorithm::central_line,
             "at most 4 ranks: one level, each rank polls only its own line, and the root leaves "
@@ -516,8 +520,8 @@ inline selection<barrier_algorithm> select_barrier(const selection_input& input,
   }
   return {barrier_algorithm::tree,
           "more than 4 ranks on their own cores: a k-ary tree keeps each line's readers few, and "
-          "the root leaves first (measured at 8 and 16 ranks on a 16-core Xeon: the rooted call "
-          "after it 2x faster than after one level of flags)"};
+          "the root leaves first (measured at 8 and 16 ranks on a 16-core Xeon: a small "
+          "broadcast after it 1.6-1.8x faster than after one level of flags)"};
 }
 
 // Gather, scatter and alltoall: single copy (one copy per block, read from its owner's buffer)
