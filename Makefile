@@ -28,11 +28,14 @@ test: build
 
 # The same tests built against MPICH, at 1 and 2 ranks (the benchmarks' own smoke tests, the Laplace
 # application and the install test run under Open MPI only: what they check does not depend on the MPI;
-# the Laplace solver's MPI code is covered by mpi_grid and the halo tests).
+# the Laplace solver's MPI code is covered by mpi_grid and the halo tests). One test at a time:
+# Debian's MPICH (over UCX) busy-polls inside its own calls, so two 2-rank jobs on 2 cores
+# oversubscribe them and the tests' reference MPI calls wait out scheduler slices (two such jobs
+# side by side took over 150 s each, alone 3-4 s).
 test-mpich: setup
 	cmake --preset mpich -DCACHECOMM_TEST_MAX_RANKS=2
 	cmake --build --preset mpich -j $(JOBS) --target test-programs cachecomm-preload-bench
-	cd build/mpich && ctest -j $(JOBS) --output-on-failure --timeout 600 -LE "bench|install" -E "^laplace_app"
+	cd build/mpich && ctest -j 1 --output-on-failure --timeout 600 -LE "bench|install" -E "^laplace_app"
 
 # The MPI and preload tests under another MPI: make test-mpi MPI_HOME=<prefix> [MPI_MAX_RANKS=4]
 # [MPI_SUBSET=core]. Builds only the test programs (build/mpi-<name of the prefix>); core: only the
