@@ -281,12 +281,14 @@ TEST(selection, a_tuning_file_decides_the_block_collectives) {
             gather_algorithm::single_copy);
 }
 
+/// input_of under a given MPI library.
+selection_input under(mpi_library_family mpi, std::size_t bytes, node_case node) {
+  selection_input input = input_of(bytes, node);
+  input.mpi = mpi;
+  return input;
+}
+
 TEST(selection, intel_mpi_takes_its_measured_ranges_of_allreduce_and_allgather_at_a_pair) {
-  auto under = [](mpi_library_family mpi, std::size_t bytes, node_case node) {
-    selection_input input = input_of(bytes, node);
-    input.mpi = mpi;
-    return input;
-  };
   const auto intel = mpi_library_family::intel_mpi;
   constexpr auto allreduce = tuned_op::allreduce;
   constexpr auto allgather = tuned_op::allgather;
@@ -319,11 +321,6 @@ TEST(selection, intel_mpi_takes_its_measured_ranges_of_allreduce_and_allgather_a
 }
 
 TEST(selection, intel_mpi_takes_the_rooted_reduce_of_4_to_16_kib_at_8_ranks_or_more) {
-  auto under = [](mpi_library_family mpi, std::size_t bytes, node_case node) {
-    selection_input input = input_of(bytes, node);
-    input.mpi = mpi;
-    return input;
-  };
   const auto intel = mpi_library_family::intel_mpi;
   constexpr auto reduce = tuned_op::reduce;
   for (const node_case node : {eight, nine, sixteen, seventeen}) {
