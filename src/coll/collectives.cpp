@@ -299,7 +299,15 @@ std::vector<std::int8_t> candidates_from(std::span<const Entry> registry, detail
 /// so its 3 trial calls show only its first mode, and this VM's placement, which decides the
 /// better mode, changes from minute to minute. Against the other algorithms the trial settled
 /// on slots or reduce-scatter in one OSU run of three (2 ranks, 32 KiB-1 MiB), 1.5x slower than
-/// gather-reduce in the others. Such a choice is only compared with the system MPI's call.
+/// gather-reduce in the others. Such a choice is compared only with the system MPI's call and,
+/// below 512 KiB, split-pipeline (it keeps one store mode, so its trial shows what it runs at).
+/// Same VM, 2 ranks: split-pipeline took 7.1 / 10.5 us at 64 / 128 KiB against gather-reduce's
+/// 10.1 / 12.0 in one set of 5 cachecomm-bench runs (5.6 / 9.7 against 5.8 / 9.7 in another), but
+/// 36 / 73 / 324 us at 512 KiB / 1 MiB / 4 MiB against 35 / 69 / 296 once gather-reduce's store
+/// mode settled; osu_allreduce under Intel MPI at 64 KiB, 6 rounds: 6.2 us with it as a candidate,
+/// 8.9 without (Intel MPI plain 6.6).
+constexpr std::size_t split_pipeline_rival_below_bytes = std::size_t{512} << 10;
+
 bool adapts_after_the_trial(detail::tuned_op op, const detail::selection_input& input,
                             const detail::coll_engine& engine, std::int8_t first) {
   return op == detail::tuned_op::allreduce &&
@@ -309,8 +317,12 @@ bool adapts_after_the_trial(detail::tuned_op op, const detail::selection_input& 
 
 std::vector<std::int8_t> candidates_of(detail::tuned_op op, const detail::selection_input& input,
                                        const detail::coll_engine& engine, std::int8_t first) {
-  if (adapts_after_the_trial(op, input, engine, first))
-    return {first, detail::tuning_choices::system_mpi};
+  if (adapts_after_the_trial(op, input, engine, first)) {
+    constexpr auto split = static_cast<std::int8_t>(reduce_algorithm::split_pipeline);
+    if (input.bytes >= split_pipeline_rival_below_bytes || detail::online_skips(op, split, input))
+      return {first, detail::tuning_choices::system_mpi};
+    return {first, split, detail::tuning_choices::system_mpi};
+  }
   switch (op) {
     case detail::tuned_op::broadcast:
       return candidates_from(detail::broadcast_registry(), op, input, first);

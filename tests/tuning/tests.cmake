@@ -39,6 +39,11 @@ foreach(variant IN ITEMS plain measure default)
   if(variant STREQUAL "default")
     set_tests_properties(online_info_${variant}.np2 PROPERTIES
       FAIL_REGULAR_EXPRESSION "allreduce +4096 B: [^\n]*online selection")
+  elseif(variant STREQUAL "plain")
+    # Where gather-reduce's allreduce adapts its stores (AMD CPUs), split-pipeline still competes
+    # with it below 512 KiB: 64 KiB must not be left to it and the system MPI alone.
+    set_tests_properties(online_info_${variant}.np2 PROPERTIES
+      FAIL_REGULAR_EXPRESSION "allreduce +65536 B: gather-reduce +online selection will measure gather-reduce, mpi ")
   endif()
 endforeach()
 # The tuner itself, quick: it writes a file the library then loads.
