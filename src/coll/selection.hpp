@@ -27,6 +27,9 @@ inline constexpr std::size_t slot_message_bytes = 4096 - 16;
 /// Up to this many ranks per node on their own cores every reader of a small broadcast polls the
 /// root's slot; a tree above it (select_broadcast).
 inline constexpr int flat_broadcast_max_ranks = 16;
+/// Up to this size (the whole data region at the default 1 MiB halves) an oversubscribed node's
+/// broadcast takes the ring, whose root then never laps its readers (select_broadcast).
+inline constexpr std::size_t oversubscribed_ring_broadcast_max_bytes = std::size_t{2} << 20;
 /// Above this size the slot algorithms are no online candidates (online_skips).
 inline constexpr std::size_t slot_candidate_max_bytes = (std::size_t{1} << 20) - 1;
 /// With this many ranks or more on their own cores online selection leaves out the algorithms
@@ -196,6 +199,21 @@ inline selection<broadcast_algorithm> select_broadcast(const selection_input& in
             "16-core Xeon: 0.10-0.46 of Open MPI 5's time, within 1.3 of the fastest algorithm): "
             "the root's one copy into two shared buffers overlaps the readers' copies out, all in "
             "parallel, where MPI's tree copies ceil(log2 P) times in turn"};
+  }
+  // More ranks than cores: the ring. Its root copies the whole message in and leaves, waiting for
+  // the readers only when it laps them, where double-buffer's root waits for every reader to
+  // drain a half before refilling it, and each of those waits costs a scheduler slice when the
+  // reader is not running. On the 2-core AMD EPYC VM (cachecomm-bench coll, per call, Open MPI
+  // 4.1) the ring was the fastest algorithm at 8 KiB-2 MiB, hot and cold buffers, in every run at
+  // 4 ranks (5 runs) and 8 ranks (3 runs); double-buffer took 1.2-1.9x its time. osu_bcast, 3
+  // rounds: 4 ranks 8 KiB-2 MiB 0.66-94 us against double-buffer's 0.93-113 (Open MPI 4.1
+  // 6.2-1206); at 4 MiB, which laps the 2 MiB ring, 434 against 359 (8 ranks: 981 against 721).
+  if (node.oversubscribed && node.node_size > 2 &&
+      input.bytes <= thresholds::oversubscribed_ring_broadcast_max_bytes) {
+    return {broadcast_algorithm::ring,
+            "larger message up to 2 MiB, more ranks than cores: the root copies into a ring over "
+            "the data region and leaves, so it never waits on a descheduled reader (measured at 4 "
+            "and 8 ranks on 2 cores: double-buffer 1.2-1.9x slower)"};
   }
   return {broadcast_algorithm::double_buffer,
           "larger message: pipelined through two shared buffers (the root fills one while the "

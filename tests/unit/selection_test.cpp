@@ -81,6 +81,15 @@ TEST(selection, broadcast_table) {
       {4 * MiB, pair_without_single_copy, broadcast_algorithm::double_buffer},
       {4 * MiB, pair_oversubscribed, broadcast_algorithm::double_buffer},
       {4 * MiB, three, broadcast_algorithm::double_buffer},
+      // More ranks than cores, past a slot and up to the ring's 2 MiB: the ring (its root never
+      // waits on a descheduled reader); a pair sharing a core keeps double-buffer (not measured).
+      {thresholds::slot_message_bytes + 1, four_oversubscribed, broadcast_algorithm::ring},
+      {64 * KiB, three_oversubscribed, broadcast_algorithm::ring},
+      {thresholds::oversubscribed_ring_broadcast_max_bytes, eight_oversubscribed,
+       broadcast_algorithm::ring},
+      {thresholds::oversubscribed_ring_broadcast_max_bytes + 1, eight_oversubscribed,
+       broadcast_algorithm::double_buffer},
+      {4 * MiB, nine_oversubscribed, broadcast_algorithm::double_buffer},
   };
   for (const auto& row : rows) {
     const auto chosen =
