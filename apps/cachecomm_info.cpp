@@ -119,10 +119,14 @@ int main(int argc, char** argv) {
                   machine.cpu_model.empty() ? "unknown CPU" : machine.cpu_model.c_str(),
                   machine.cores, machine.processing_units);
       std::printf(
-          "job: %d ranks on %d node(s)%s; this node: %d ranks%s\n", comm.size(),
-          topology.node_count, topology.forced_split ? " (forced by CACHECOMM_RANKS_PER_NODE)" : "",
-          topology.node_size,
-          topology.oversubscribed ? ", OVERSUBSCRIBED (ranks outnumber processing units)" : "");
+          "job: %d ranks on %d node(s)%s; this node: %d ranks; the machine: %d ranks may run on %d "
+          "processing units%s\n",
+          comm.size(), topology.node_count,
+          topology.forced_split ? " (forced by CACHECOMM_RANKS_PER_NODE)" : "", topology.node_size,
+          topology.ranks_sharing_memory, topology.cores_available,
+          topology.oversubscribed
+              ? ", OVERSUBSCRIBED (more ranks than processing units, or ranks pinned to share one)"
+              : "");
       std::printf("cores of node ranks:");
       for (int core : topology.core_of_node_rank) std::printf(" %d", core);
       std::printf("\n");

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cachecomm/version.hpp"
+#include "core/machine_sharing.hpp"
 #include "topo/machine.hpp"
 
 namespace cachecomm::bench {
@@ -26,11 +27,11 @@ report::report(std::string suite, MPI_Comm comm) {
   MPI_Comm_size(comm, &size);
   MPI_Comm shared = MPI_COMM_NULL;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
-  int shared_size = 1;
-  MPI_Comm_size(shared, &shared_size);
+  // The library's own judgement (affinity masks included), on any of the job's machines.
+  const int here = detail::share_machine(shared).oversubscribed ? 1 : 0;
   MPI_Comm_free(&shared);
-  int most_sharing = shared_size;
-  MPI_Allreduce(&shared_size, &most_sharing, 1, MPI_INT, MPI_MAX, comm);
+  int anywhere = here;
+  MPI_Allreduce(&here, &anywhere, 1, MPI_INT, MPI_MAX, comm);
   const auto& machine = detail::this_machine();
   m_document = json{{"tool", "cachecomm-bench"},
                     {"version", cachecomm::version},
@@ -42,7 +43,7 @@ report::report(std::string suite, MPI_Comm comm) {
                       {"processing_units", machine.processing_units},
                       {"mpi", mpi_library_name()}}},
                     {"np", size},
-                    {"oversubscribed", most_sharing > machine.processing_units},
+                    {"oversubscribed", anywhere != 0},
                     {"results", json::array()},
                     {"notes", json::array()}};
 }

@@ -24,10 +24,14 @@ struct node_topology {
   int node_index = 0;         ///< which node, 0 .. node_count-1
   int node_count = 1;         ///< nodes the communicator spans
   bool forced_split = false;  ///< nodes come from CACHECOMM_RANKS_PER_NODE, not the hardware
-  int cores_available = 1;    ///< processing units this node offers the job
+  /// Processing units the job's ranks on this machine may run on (the union of their affinity
+  /// masks, at most the machine's).
+  int cores_available = 1;
   int ranks_sharing_memory =
       1;  ///< ranks of the job on this machine (may exceed node_size when split)
-  bool oversubscribed = false;  ///< ranks_sharing_memory > cores_available
+  /// ranks_sharing_memory > cores_available, or their affinity masks leave some rank no
+  /// processing unit of its own (two ranks pinned to one core).
+  bool oversubscribed = false;
   std::vector<int> node_ranks;  ///< communicator rank of each node rank (the local ranks)
   std::vector<int>
       core_of_node_rank;  ///< core (hwloc logical index) each node rank last ran on, -1 if unknown

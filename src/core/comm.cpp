@@ -9,6 +9,7 @@
 #include "cachecomm/comm.hpp"
 #include "cachecomm/error.hpp"
 #include "core/comm_impl.hpp"
+#include "core/machine_sharing.hpp"
 #include "core/mpi_check.hpp"
 #include "topo/machine.hpp"
 
@@ -203,9 +204,10 @@ void comm_impl::split_nodes() {
       MPI_Allgather(&unit, 1, MPI_INT, m_topology.core_of_node_rank.data(), 1, MPI_INT, node()));
 
   // Oversubscription is a property of the machine, not of the pretend nodes.
-  m_topology.cores_available = this_machine().processing_units;
-  m_topology.ranks_sharing_memory = shared_size;
-  m_topology.oversubscribed = shared_size > m_topology.cores_available;
+  const detail::machine_sharing sharing = detail::share_machine(shared);
+  m_topology.cores_available = sharing.units;
+  m_topology.ranks_sharing_memory = sharing.ranks;
+  m_topology.oversubscribed = sharing.oversubscribed;
 }
 
 void comm_impl::resolve_wait_policy() {
