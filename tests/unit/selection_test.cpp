@@ -132,6 +132,7 @@ struct reduce_row {
 TEST(selection, reduce_table) {
   const std::size_t small = thresholds::slot_message_bytes;
   const std::size_t oversubscribed_limit = thresholds::oversubscribed_slot_reduce_max_bytes;
+  const std::size_t few_limit = thresholds::oversubscribed_few_slot_reduce_max_bytes;
   const reduce_row rows[] = {
       {small, pair, true, reduce_algorithm::slots},
       {small, pair, false, reduce_algorithm::slots},
@@ -155,8 +156,15 @@ TEST(selection, reduce_table) {
       {thresholds::many_ranks_slot_allreduce_max_bytes + 1, four_oversubscribed, false,
        reduce_algorithm::slots},
       {4 * MiB, three, true, reduce_algorithm::reduce_scatter},
-      {oversubscribed_limit, pair_oversubscribed, true, reduce_algorithm::slots},
-      {oversubscribed_limit + 1, pair_oversubscribed, true, reduce_algorithm::reduce_scatter},
+      // Oversubscribed rooted reduce above the slots: gather-reduce up to 3 ranks (slots to
+      // 32 KiB), split-pipeline from 4 (slots to 128 KiB).
+      {few_limit, pair_oversubscribed, true, reduce_algorithm::slots},
+      {few_limit + 1, pair_oversubscribed, true, reduce_algorithm::gather_reduce},
+      {few_limit + 8, three_oversubscribed, true, reduce_algorithm::gather_reduce},
+      {4 * MiB, three_oversubscribed, true, reduce_algorithm::gather_reduce},
+      {oversubscribed_limit, four_oversubscribed, true, reduce_algorithm::slots},
+      {oversubscribed_limit + 8, four_oversubscribed, true, reduce_algorithm::split_pipeline},
+      {4 * MiB, nine_oversubscribed, true, reduce_algorithm::split_pipeline},
       {oversubscribed_limit, pair_oversubscribed, false, reduce_algorithm::reduce_scatter},
       {small + 1, nine_oversubscribed, true, reduce_algorithm::slots},
       // Oversubscribed allreduce from 4 ranks: gather-reduce while ranks x bytes <= 64 KiB.
