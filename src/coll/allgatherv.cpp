@@ -55,19 +55,22 @@ void coll_engine::allgatherv_central(const vector_call& call) {
   const std::size_t largest = largest_of(call, size);
   const bool use_slots = largest <= slot_payload;
   const std::size_t chunk =
-      use_slots ? slot_payload : m_tuning.region_bytes / size / cache_line_size * cache_line_size;
+      use_slots ? slot_payload : fitted_chunk(m_tuning.region_bytes / size, largest);
+  // Blocks smaller than a rank's share of a half rotate through it (region_ring).
+  const region_ring ring = region_ring_of(chunk);
+  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < largest; offset += chunk) {
     // The slot size every rank uses in this step: from the largest block, which all agree on.
     const std::size_t agreed = std::min(chunk, largest - offset);
     const std::size_t mine = part_of(own, offset, chunk);
     const std::uint32_t step = begin_step();
-    ensure_free(step, use_slots ? slot_depth(agreed) : 2);
+    ensure_free(step, use_slots ? slot_depth(agreed) : ring_free_depth(ring, step, first_step));
     if (use_slots) {
       if (mine != 0) copy_memory(slot_data(m_rank, step, agreed), in + offset, mine);
       post_slot(step, agreed);
     } else {
       if (mine != 0)
-        copy_to_shared(region(step) + me * chunk, in + offset, mine, m_tuning.streaming_stores);
+        copy_to_shared(ring_area(ring, me, step), in + offset, mine, m_tuning.streaming_stores);
       post_region(step);
     }
     for (std::size_t distance = 1; distance < size; ++distance) {
@@ -78,7 +81,7 @@ void coll_engine::allgatherv_central(const vector_call& call) {
         source = slot_data(static_cast<int>(rank), step, agreed);
       } else {
         wait_region(static_cast<int>(rank), step, "allgatherv (a rank's block)");
-        source = region(step) + rank * chunk;
+        source = ring_area(ring, rank, step);
       }
       const std::size_t n = part_of(call.bytes[rank], offset, chunk);
       if (n != 0) copy_memory(out + call.offsets[rank] + offset, source, n);

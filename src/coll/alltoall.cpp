@@ -46,14 +46,17 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
     finish_step(step);
     return;
   }
-  // Each rank owns size * chunk bytes of the region half: one chunk per destination.
-  std::size_t chunk = std::max<std::size_t>(1, m_tuning.region_bytes / (size * size));
-  if (chunk >= cache_line_size) chunk = chunk / cache_line_size * cache_line_size;
+  // Each rank owns an area of size * chunk bytes of the region half: one chunk per destination.
+  // Blocks smaller than that rotate through the half (region_ring).
+  const std::size_t chunk =
+      fitted_chunk(std::max<std::size_t>(1, m_tuning.region_bytes / (size * size)), block_bytes);
+  const region_ring ring = region_ring_of(size * chunk);
+  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
-    ensure_free(step, 2);
-    std::byte* mine = region(step) + me * size * chunk;
+    ensure_free(step, ring_free_depth(ring, step, first_step));
+    std::byte* mine = ring_area(ring, me, step);
     for (std::size_t rank = 0; rank < size; ++rank) {
       if (rank != me) {
         copy_to_shared(mine + rank * chunk, in + rank * block_bytes + offset, n,
@@ -64,7 +67,7 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_region(static_cast<int>(rank), step, "alltoall (a rank's blocks)");
-      copy_memory(out + rank * block_bytes + offset, region(step) + (rank * size + me) * chunk, n);
+      copy_memory(out + rank * block_bytes + offset, ring_area(ring, rank, step) + me * chunk, n);
     }
     finish_step(step);
   }

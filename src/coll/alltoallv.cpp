@@ -266,14 +266,17 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
   const auto* in = static_cast<const std::byte*>(call.input);
   auto* out = static_cast<std::byte*>(call.output);
   // Every rank takes these steps; a rank whose blocks were not inline owns size chunks of each
-  // region half, one per destination.
-  std::size_t chunk = std::max<std::size_t>(1, m_tuning.region_bytes / (size * size));
-  if (chunk >= cache_line_size) chunk = chunk / cache_line_size * cache_line_size;
+  // region half, one per destination. Blocks smaller than that rotate through the half
+  // (region_ring). largest_outside is the same on every rank, and so is the layout.
+  const std::size_t chunk = fitted_chunk(
+      std::max<std::size_t>(1, m_tuning.region_bytes / (size * size)), counts.largest_outside);
+  const region_ring ring = region_ring_of(size * chunk);
+  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < counts.largest_outside; offset += chunk) {
     const std::uint32_t data_step = begin_step();
     if (!counts.own_inline) {
-      ensure_free(data_step, 2);
-      std::byte* mine = region(data_step) + me * size * chunk;
+      ensure_free(data_step, ring_free_depth(ring, data_step, first_step));
+      std::byte* mine = ring_area(ring, me, data_step);
       for (std::size_t r = 0; r < size; ++r) {
         if (r == me || call.send_bytes[r] <= offset) continue;
         copy_to_shared(mine + r * chunk, in + call.send_offsets[r] + offset,
@@ -289,8 +292,7 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
       const std::size_t taken = std::min<std::size_t>(peer[0], call.receive_bytes[rank]);
       if (taken > offset) {
         copy_memory(out + call.receive_offsets[rank] + offset,
-                    region(data_step) + (rank * size + me) * chunk,
-                    std::min(chunk, taken - offset));
+                    ring_area(ring, rank, data_step) + me * chunk, std::min(chunk, taken - offset));
       }
     }
     finish_step(data_step);

@@ -35,18 +35,21 @@ void coll_engine::gather_central(const void* input, void* output, std::size_t bl
   }
   const bool use_slots = block_bytes <= slot_payload;
   const std::size_t chunk =
-      use_slots ? slot_payload : m_tuning.region_bytes / size / cache_line_size * cache_line_size;
+      use_slots ? slot_payload : fitted_chunk(m_tuning.region_bytes / size, block_bytes);
+  // Blocks smaller than a rank's share of a half rotate through it (region_ring).
+  const region_ring ring = region_ring_of(chunk);
+  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
     if (!is_root) {
       // A sender reads nothing: it posts its part and goes on (up to a ring of steps ahead).
-      ensure_free(step, use_slots ? slot_depth(n) : 2);
+      ensure_free(step, use_slots ? slot_depth(n) : ring_free_depth(ring, step, first_step));
       if (use_slots) {
         copy_memory(slot_data(m_rank, step, n), in + offset, n);
         post_slot(step, n);
       } else {
-        copy_to_shared(region(step) + me * chunk, in + offset, n, m_tuning.streaming_stores);
+        copy_to_shared(ring_area(ring, me, step), in + offset, n, m_tuning.streaming_stores);
         post_region(step);
       }
       finish_step(step);
@@ -60,7 +63,7 @@ void coll_engine::gather_central(const void* input, void* output, std::size_t bl
         source = slot_data(static_cast<int>(rank), step, n);
       } else {
         wait_region(static_cast<int>(rank), step, "gather (a rank's block)");
-        source = region(step) + rank * chunk;
+        source = ring_area(ring, rank, step);
       }
       copy_memory(out + rank * block_bytes + offset, source, n);
     }

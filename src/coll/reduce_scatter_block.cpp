@@ -114,16 +114,20 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
   // blocks' elements [first, first + per_step) in one step. In place, the result overwrites the
   // start of the input only up to what this step has already staged (every block starts at or
   // after its result's place).
-  const std::size_t chunk = chunk_of(m_tuning.region_bytes / (size * size), element);
+  const std::size_t chunk = chunk_of(
+      fitted_chunk(m_tuning.region_bytes / (size * size), call.largest * element), element);
   const std::size_t per_step = chunk / element;
+  // Messages smaller than a rank's share of a half rotate through it (region_ring).
+  const region_ring ring = region_ring_of(size * chunk);
+  const std::uint32_t first_step = m_step + 1;
   auto part = [&](std::size_t rank, std::size_t first) {
     const std::size_t count = call.count_of(rank);
     return first < count ? std::min(per_step, count - first) : std::size_t{0};
   };
   for (std::size_t first = 0; first < call.largest; first += per_step) {
     const std::uint32_t step = begin_step();
-    ensure_free(step, 2);
-    std::byte* staged = region(step) + me * size * chunk;
+    ensure_free(step, ring_free_depth(ring, step, first_step));
+    std::byte* staged = ring_area(ring, me, step);
     for (std::size_t rank = 0; rank < size; ++rank) {
       const std::size_t n = part(rank, first);
       if (rank != me && n != 0) {
@@ -135,7 +139,7 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_region(static_cast<int>(rank), step, "reduce-scatter (a rank's blocks)");
-      m_inputs[rank] = region(step) + (rank * size + me) * chunk;
+      m_inputs[rank] = ring_area(ring, rank, step) + me * chunk;
     }
     m_inputs[me] = static_cast<const std::byte*>(call.own) + first * element;
     reduce_ordered(m_inputs.data(), m_size, out + first * element, nullptr, part(me, first),
