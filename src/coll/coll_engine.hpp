@@ -311,8 +311,8 @@ class coll_engine {
   /// The data region as a ring of positions: each half holds `positions` areas of `area` bytes
   /// per rank, and consecutive steps of a half walk through them, so that an area is rewritten
   /// only after the rest of its half was (region_ring_of). Ordinary stores are fast only into
-  /// lines that have left their readers' caches: rewriting the lines a reader took one step
-  /// before moved 2.2-2.5 GB/s on the 2-core EPYC VM (shared_copy.hpp).
+  /// lines that have left their readers' caches: rewriting the lines a reader took from the same
+  /// half two steps before moved 2.2-2.5 GB/s on the 2-core EPYC VM (shared_copy.hpp).
   struct region_ring {
     std::size_t area = 0;       ///< bytes of one rank's area
     std::size_t positions = 1;  ///< areas per rank in each half
