@@ -60,10 +60,10 @@ void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanos
   bucket_state& state = at(op, bytes);
   if (state.comparing) {
     if (state.block_timed < comparison_calls) state.block[state.block_timed++] = nanoseconds;
-    if (state.block_timed == comparison_calls) {  // this rank's figure: the block's median
+    if (state.block_timed == comparison_calls) {  // this rank's figure: the block's quantile
       std::array<std::uint64_t, comparison_calls> sorted = state.block;
-      std::nth_element(sorted.begin(), sorted.begin() + comparison_calls / 2, sorted.end());
-      state.local_best[state.last] = sorted[comparison_calls / 2];
+      std::nth_element(sorted.begin(), sorted.begin() + block_rank, sorted.end());
+      state.local_best[state.last] = sorted[block_rank];
     }
     return;
   }

@@ -14,7 +14,8 @@
 // 3.4 us in the rounds, 8.2 us settled, against 3.2 for cachecomm's central, which then ran at 3.0;
 // a pair's gatherv of 1 MiB: the region path 163-294 us in the rounds, 66-72 settled). So the
 // rounds end in a confirmation: their winner and its closest rival each run a block of consecutive
-// calls, as a loop runs them, and the block's median decides (comparison_calls).
+// calls, as a loop runs them, and the block's lower quartile decides (comparison_calls,
+// block_rank).
 //
 // Re-checks: a settled bucket is compared again the same way, rarely (after recheck_first_calls
 // more calls, then after recheck_growth times as many each time), between its choice and the
@@ -146,8 +147,15 @@ class online_selector {
   static constexpr std::size_t max_candidates = 8;
   /// Timed calls of each of the two candidates in a comparison (the trial's confirmation, a
   /// re-check), one block after the other, each after one untimed call; each rank takes its
-  /// block's median.
+  /// block's block_rank-th fastest call.
   static constexpr unsigned comparison_calls = 8;
+  /// Which of a block's calls (0: the fastest) stands for it: the third, a lower quartile. Two
+  /// unusually fast calls cannot make it, nor five slow ones (preempted calls), nor an MPI's
+  /// warm-up: Intel MPI 2021
+  /// runs its first ~250 alltoalls of 16 KiB in a period of four, two at 7-23 us and two at 3.0
+  /// (then 2.9-3.6 every call), so a block's median (7.3 us) kept cachecomm's central (3.6)
+  /// where Intel's call settles at 2.8.
+  static constexpr unsigned block_rank = comparison_calls / 4;
   /// The trial's closest rival is confirmed against its winner only when its estimate is at most
   /// this many times the winner's: the rounds misjudged candidates by up to 2.5x.
   static constexpr std::uint64_t confirm_rival_factor = 2;
@@ -294,7 +302,7 @@ class online_selector {
     bool comparing = false;
     std::uint8_t block_timed = 0;  ///< timed calls of the current block so far
     std::array<std::uint64_t, comparison_calls> block{};  ///< this rank's times in the block
-    /// The last comparison's candidates (the choice before it first) and their agreed medians.
+    /// The last comparison's candidates (the choice before it first) and their agreed figures.
     std::array<std::int8_t, 2> compared_choice{tuning_choices::none, tuning_choices::none};
     std::array<agreed_time, 2> compared{};
     // Re-checks (all zero while none is planned: the bucket has no runner-up of the same result).
@@ -314,8 +322,9 @@ class online_selector {
   /// The call a running comparison makes: the choice's block, then the runner-up's.
   static online_plan comparison_call(bucket_state& state);
   static void begin_comparison(bucket_state& state);
-  /// After a comparison's last call: agrees on both medians, keeps the choice unless the other is
-  /// clearly faster; ends the trial (the confirmation) or counts a re-check; plans the next.
+  /// After a comparison's last call: agrees on both blocks' figures, keeps the choice unless the
+  /// other is clearly faster; ends the trial (the confirmation) or counts a re-check; plans the
+  /// next.
   void end_comparison(bucket_state& state, tuned_op op, const agree_function& agree) const;
   /// The lowest slowest-rank time of the candidates not pruned (no_time: none measured).
   [[nodiscard]] static std::uint64_t best_slowest(const bucket_state& state);
