@@ -30,11 +30,10 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
   // Blocks smaller than a rank's share of a half rotate through it (region_ring).
   const region_ring ring = region_ring_of(chunk);
   const auto* in = static_cast<const std::byte*>(input);
-  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
-    ensure_free(step, use_slots ? slot_depth(n) : ring_free_depth(ring, step, first_step));
+    ensure_free(step, use_slots ? slot_depth(n) : 2);
     if (use_slots) {
       copy_memory(slot_data(m_rank, step, n), in + offset, n);
       post_slot(step, n);

@@ -58,13 +58,12 @@ void coll_engine::allgatherv_central(const vector_call& call) {
       use_slots ? slot_payload : fitted_chunk(m_tuning.region_bytes / size, largest);
   // Blocks smaller than a rank's share of a half rotate through it (region_ring).
   const region_ring ring = region_ring_of(chunk);
-  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < largest; offset += chunk) {
     // The slot size every rank uses in this step: from the largest block, which all agree on.
     const std::size_t agreed = std::min(chunk, largest - offset);
     const std::size_t mine = part_of(own, offset, chunk);
     const std::uint32_t step = begin_step();
-    ensure_free(step, use_slots ? slot_depth(agreed) : ring_free_depth(ring, step, first_step));
+    ensure_free(step, use_slots ? slot_depth(agreed) : 2);
     if (use_slots) {
       if (mine != 0) copy_memory(slot_data(m_rank, step, agreed), in + offset, mine);
       post_slot(step, agreed);

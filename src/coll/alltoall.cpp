@@ -51,11 +51,10 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
   const std::size_t chunk =
       fitted_chunk(std::max<std::size_t>(1, m_tuning.region_bytes / (size * size)), block_bytes);
   const region_ring ring = region_ring_of(size * chunk);
-  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
-    ensure_free(step, ring_free_depth(ring, step, first_step));
+    ensure_free(step, 2);
     std::byte* mine = ring_area(ring, me, step);
     for (std::size_t rank = 0; rank < size; ++rank) {
       if (rank != me) {

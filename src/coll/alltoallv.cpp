@@ -271,11 +271,10 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
   const std::size_t chunk = fitted_chunk(
       std::max<std::size_t>(1, m_tuning.region_bytes / (size * size)), counts.largest_outside);
   const region_ring ring = region_ring_of(size * chunk);
-  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < counts.largest_outside; offset += chunk) {
     const std::uint32_t data_step = begin_step();
     if (!counts.own_inline) {
-      ensure_free(data_step, ring_free_depth(ring, data_step, first_step));
+      ensure_free(data_step, 2);
       std::byte* mine = ring_area(ring, me, data_step);
       for (std::size_t r = 0; r < size; ++r) {
         if (r == me || call.send_bytes[r] <= offset) continue;

@@ -312,13 +312,12 @@ class coll_engine {
   /// per rank, and consecutive steps of a half walk through them, so that an area is rewritten
   /// only after the rest of its half was (region_ring_of). Ordinary stores are fast only into
   /// lines that have left their readers' caches: rewriting the lines a reader took from the same
-  /// half two steps before moved 2.2-2.5 GB/s on the 2-core EPYC VM (shared_copy.hpp).
+  /// half two steps before moved 2.2-2.5 GB/s on the 2-core EPYC VM (shared_copy.hpp). Steps
+  /// keep ensure_free's depth 2: a call whose chunk leaves room for more than one position takes
+  /// one step, and depth 2 waits until every earlier step, whatever its layout, is finished.
   struct region_ring {
     std::size_t area = 0;       ///< bytes of one rank's area
     std::size_t positions = 1;  ///< areas per rank in each half
-    /// ensure_free's depth for a step past the call's first two (those use 2: an earlier call
-    /// may have used their half in another layout).
-    [[nodiscard]] std::uint32_t depth() const { return static_cast<std::uint32_t>(2 * positions); }
   };
   /// A step's chunk through the region: `room` (a rank's share of a half, per destination), or
   /// less for a message that fits, rounded to cache lines so that the ring's areas stay aligned.
@@ -326,11 +325,6 @@ class coll_engine {
     const std::size_t lines = room / cache_line_size * cache_line_size;
     if (lines == 0) return room;
     return std::min(lines, (bytes + cache_line_size - 1) / cache_line_size * cache_line_size);
-  }
-  /// ensure_free's depth for a step of a call whose first step was `first_step`.
-  [[nodiscard]] static std::uint32_t ring_free_depth(const region_ring& ring, std::uint32_t step,
-                                                     std::uint32_t first_step) {
-    return step - first_step < 2 ? 2 : ring.depth();
   }
   [[nodiscard]] region_ring region_ring_of(std::size_t area) const {
     const std::size_t per_rank = m_tuning.region_bytes / static_cast<std::size_t>(m_size);

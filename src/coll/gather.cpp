@@ -38,13 +38,12 @@ void coll_engine::gather_central(const void* input, void* output, std::size_t bl
       use_slots ? slot_payload : fitted_chunk(m_tuning.region_bytes / size, block_bytes);
   // Blocks smaller than a rank's share of a half rotate through it (region_ring).
   const region_ring ring = region_ring_of(chunk);
-  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
     if (!is_root) {
       // A sender reads nothing: it posts its part and goes on (up to a ring of steps ahead).
-      ensure_free(step, use_slots ? slot_depth(n) : ring_free_depth(ring, step, first_step));
+      ensure_free(step, use_slots ? slot_depth(n) : 2);
       if (use_slots) {
         copy_memory(slot_data(m_rank, step, n), in + offset, n);
         post_slot(step, n);

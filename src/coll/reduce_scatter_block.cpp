@@ -119,14 +119,13 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
   const std::size_t per_step = chunk / element;
   // Messages smaller than a rank's share of a half rotate through it (region_ring).
   const region_ring ring = region_ring_of(size * chunk);
-  const std::uint32_t first_step = m_step + 1;
   auto part = [&](std::size_t rank, std::size_t first) {
     const std::size_t count = call.count_of(rank);
     return first < count ? std::min(per_step, count - first) : std::size_t{0};
   };
   for (std::size_t first = 0; first < call.largest; first += per_step) {
     const std::uint32_t step = begin_step();
-    ensure_free(step, ring_free_depth(ring, step, first_step));
+    ensure_free(step, 2);
     std::byte* staged = ring_area(ring, me, step);
     for (std::size_t rank = 0; rank < size; ++rank) {
       const std::size_t n = part(rank, first);

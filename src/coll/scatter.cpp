@@ -54,12 +54,11 @@ void coll_engine::scatter_central(const void* input, void* output, std::size_t b
   // of a half rotate through it (region_ring).
   const std::size_t chunk = fitted_chunk(m_tuning.region_bytes / size, block_bytes);
   const region_ring ring = region_ring_of(chunk);
-  const std::uint32_t first_step = m_step + 1;
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
     if (is_root) {
-      ensure_free(step, ring_free_depth(ring, step, first_step));
+      ensure_free(step, 2);
       for (std::size_t rank = 0; rank < size; ++rank) {
         if (rank != me) {
           copy_to_shared(ring_area(ring, rank, step), in + rank * block_bytes + offset, n,
