@@ -19,7 +19,6 @@ struct unit_mask {
   std::array<std::uint64_t, words> bits{};
 
   [[nodiscard]] bool known() const;
-  [[nodiscard]] bool has(std::size_t unit) const { return (bits[unit / 64] >> (unit % 64)) & 1U; }
   void add(std::size_t unit) { bits[unit / 64] |= std::uint64_t{1} << (unit % 64); }
 };
 
