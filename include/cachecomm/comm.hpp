@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct node_topology {
   /// ranks_sharing_memory > cores_available, or their affinity masks leave some rank no
   /// processing unit of its own (two ranks pinned to one core).
   bool oversubscribed = false;
+  /// The L2 cache of a core on this machine (the largest its ranks report; 0 when unknown).
+  std::size_t l2_cache_bytes = 0;
   std::vector<int> node_ranks;  ///< communicator rank of each node rank (the local ranks)
   std::vector<int>
       core_of_node_rank;  ///< core (hwloc logical index) each node rank last ran on, -1 if unknown

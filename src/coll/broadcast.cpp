@@ -84,7 +84,7 @@ void coll_engine::broadcast_ring(void* buffer, std::size_t bytes, int root) {
   const std::size_t chunk = std::clamp<std::size_t>(
       (bytes / 8 + 4095) / 4096 * 4096, std::min<std::size_t>(16U << 10, m_tuning.chunk_bytes),
       m_tuning.chunk_bytes);
-  const std::size_t per_half = std::max<std::size_t>(m_tuning.region_bytes / chunk, 1);
+  const std::size_t per_half = std::max<std::size_t>(m_half_bytes / chunk, 1);
   broadcast_chunks(buffer, bytes, root, chunk, static_cast<std::uint32_t>(2 * per_half));
 }
 

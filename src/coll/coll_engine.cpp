@@ -106,6 +106,8 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.region_bytes = round_up(std::max(settings.region_bytes, size * 16384), 4096);
   m_tuning.chunk_bytes =
       std::min(round_up(settings.chunk_bytes, cache_line_size), m_tuning.region_bytes);
+  m_half_bytes = region_half_bytes(m_tuning.region_bytes, settings.ring_bytes,
+                                   topology.l2_cache_bytes, m_oversubscribed);
   m_tuning.check = settings.check;
   // Ordinary stores unless asked: streaming ones were adopted on AMD against a 2.2 GB/s copy that
   // turned out to be glibc's `rep movsb` trap (shm/memory_copy.hpp), not line ownership; with
@@ -151,7 +153,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   const std::size_t slots = layout.reserve(m_slot_ring * size * slot_stride, 4096);
   const std::size_t small_slots =
       layout.reserve(m_small_slot_ring * size * small_slot_stride, 4096);
-  const std::size_t data = layout.reserve(2 * m_tuning.region_bytes, 4096);
+  const std::size_t data = layout.reserve(2 * m_half_bytes, 4096);
   m_segment = shm_segment(impl.node(), layout.size());
   m_posted = slot_array<padded_flag>(m_segment.bytes_at(posted, size * cache_line_size), size);
   m_done = slot_array<padded_flag>(m_segment.bytes_at(done, size * cache_line_size), size);
@@ -166,7 +168,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_trial_values = reinterpret_cast<std::uint64_t*>(m_segment.bytes_at(trial_values, trial_bytes));
   m_slots = m_segment.bytes_at(slots, m_slot_ring * size * slot_stride);
   m_small_slots = m_segment.bytes_at(small_slots, m_small_slot_ring * size * small_slot_stride);
-  m_region = m_segment.bytes_at(data, 2 * m_tuning.region_bytes);
+  m_region = m_segment.bytes_at(data, 2 * m_half_bytes);
   m_inputs.resize(size);
   m_addresses.resize(size);
   m_peer_words.resize(peer_words * size);

@@ -306,7 +306,7 @@ class coll_engine {
     return reinterpret_cast<slot_header*>(slot(rank, step, bytes))->sequence;
   }
   [[nodiscard]] std::byte* region(std::uint32_t step) const {
-    return m_region + (step & 1U) * m_tuning.region_bytes;
+    return m_region + (step & 1U) * m_half_bytes;
   }
   /// The data region as a ring of positions: each half holds `positions` areas of `area` bytes
   /// per rank, and consecutive steps of a half walk through them, so that an area is rewritten
@@ -327,7 +327,7 @@ class coll_engine {
     return std::min(lines, (bytes + cache_line_size - 1) / cache_line_size * cache_line_size);
   }
   [[nodiscard]] region_ring region_ring_of(std::size_t area) const {
-    const std::size_t per_rank = m_tuning.region_bytes / static_cast<std::size_t>(m_size);
+    const std::size_t per_rank = m_half_bytes / static_cast<std::size_t>(m_size);
     return {area, std::max<std::size_t>(1, per_rank / area)};
   }
   [[nodiscard]] std::byte* ring_area(const region_ring& ring, std::size_t rank,
@@ -384,7 +384,10 @@ class coll_engine {
   slot_array<padded_flag>
       m_address;  // single copy: each rank's buffer address (word 0), root's failed push (word 1)
   std::byte* m_slots = nullptr;  // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
-  std::byte* m_region = nullptr;          // two halves of region_bytes
+  std::byte* m_region = nullptr;  // two halves of m_half_bytes
+  // Each half's bytes (region_half_bytes): the pipelined paths use its first region_bytes, the
+  // region ring all of it.
+  std::size_t m_half_bytes = 0;
   const cross_memory* m_cross = nullptr;  // the comm's single copy (probed once per comm)
   std::vector<const void*> m_inputs;  // reduction inputs in rank order (kept to avoid allocating)
   std::vector<const void*> m_block_inputs;  // reduce_split: m_inputs advanced to one block

@@ -2,6 +2,8 @@
 
 #include "coll/algorithm_registry.hpp"
 
+#include <algorithm>
+
 namespace cachecomm::detail {
 
 namespace {
@@ -12,6 +14,15 @@ const setting<long long> region_setting{
     "Bytes of each of the two halves of the collectives' shared data region (per node); larger "
     "messages are pipelined through it.",
     {.min = 65536, .max = 1LL << 32}};
+const setting<long long> ring_setting{
+    "CACHECOMM_COLL_RING",
+    0,
+    "Bytes of each half of the data region as laid out, at least CACHECOMM_COLL_REGION: the "
+    "rings through it (the central gather, scatter, allgather and alltoall paths, the ring "
+    "broadcast, the large reductions' staging) use all of it, so that a line is rewritten only "
+    "after it has left its readers' L2 (0: twice a core's L2 cache, at most 16 MiB, where each "
+    "rank has a core of its own; CACHECOMM_COLL_REGION when oversubscribed).",
+    {.min = 65536, .max = 1LL << 32, .zero_allowed = true}};
 const setting<long long> chunk_setting{"CACHECOMM_COLL_CHUNK",
                                        131072,
                                        "Pipeline chunk of large broadcasts and bytes per step of "
@@ -134,6 +145,7 @@ coll_settings read_coll_settings(const config& settings) {
   coll_settings result;
   result.region_bytes = static_cast<std::size_t>(region_setting.read(settings));
   result.chunk_bytes = static_cast<std::size_t>(chunk_setting.read(settings));
+  result.ring_bytes = static_cast<std::size_t>(ring_setting.read(settings));
   result.slot_ring = static_cast<std::uint32_t>(slots_setting.read(settings));
   result.check = check_setting.read(settings);
   result.streaming = streaming_setting.read(settings);
@@ -154,6 +166,16 @@ coll_settings read_coll_settings(const config& settings) {
   result.scatterv = scatterv_setting.read(settings);
   result.alltoallv = alltoallv_setting.read(settings);
   return result;
+}
+
+std::size_t region_half_bytes(std::size_t region_bytes, std::size_t ring_bytes,
+                              std::size_t l2_cache_bytes, bool oversubscribed) {
+  constexpr std::size_t page = 4096;
+  constexpr std::size_t largest_automatic = 16U << 20;
+  std::size_t half = ring_bytes;
+  if (half == 0 && !oversubscribed) half = std::min(2 * l2_cache_bytes, largest_automatic);
+  half = std::max(half, region_bytes);
+  return (half + page - 1) / page * page;
 }
 
 }  // namespace cachecomm::detail

@@ -39,7 +39,7 @@ void coll_engine::reduce_gather(const void* input, void* output, std::size_t cou
                                       ? fitting
                                       : std::min(fitting, (message_bytes + cache_line_size - 1) /
                                                               cache_line_size * cache_line_size);
-  const std::size_t ring_half = deep_ring ? m_tuning.region_bytes / (size * chunk_bytes) : 2;
+  const std::size_t ring_half = deep_ring ? m_half_bytes / (size * chunk_bytes) : 2;
   const auto depth = static_cast<std::uint32_t>(2 * ring_half);
   const std::size_t chunk_elements = chunk_bytes / element;
   const auto* in = static_cast<const std::byte*>(input);

@@ -38,7 +38,7 @@ void coll_engine::reduce_split(const void* input, void* output, std::size_t coun
   }
   const std::size_t area_bytes = area_slices * slice_bytes;
   const std::size_t slot_bytes = size * area_bytes;
-  const std::size_t slots_per_half = m_tuning.region_bytes / slot_bytes;
+  const std::size_t slots_per_half = m_half_bytes / slot_bytes;
   const auto depth = static_cast<std::uint32_t>(2 * slots_per_half);
   const std::size_t chunk_elements = size * slice_bytes / element;
   const std::size_t chunks = (count + chunk_elements - 1) / chunk_elements;

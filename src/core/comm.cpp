@@ -208,6 +208,7 @@ void comm_impl::split_nodes() {
   m_topology.cores_available = sharing.units;
   m_topology.ranks_sharing_memory = sharing.ranks;
   m_topology.oversubscribed = sharing.oversubscribed;
+  m_topology.l2_cache_bytes = sharing.l2_cache_bytes;
 }
 
 void comm_impl::resolve_wait_policy() {

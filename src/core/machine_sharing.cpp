@@ -22,6 +22,11 @@ machine_sharing share_machine(MPI_Comm shared) {
   sharing.units = this_machine().processing_units;
   if (placement.units > 0) sharing.units = std::min(sharing.units, placement.units);
   sharing.oversubscribed = sharing.ranks > sharing.units || !placement.own_unit_each;
+  // Agreed, not read alone: it sizes the collectives' shared segment, whose layout every rank
+  // computes for itself.
+  auto l2 = static_cast<unsigned long long>(this_machine().l2_cache_bytes);
+  CACHECOMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &l2, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, shared));
+  sharing.l2_cache_bytes = static_cast<std::size_t>(l2);
   return sharing;
 }
 

@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include <cstddef>
+
 namespace cachecomm::detail {
 
 struct machine_sharing {
@@ -11,6 +13,8 @@ struct machine_sharing {
   int units = 1;  ///< processing units they may run on (their masks' union, at most the machine's)
   /// More ranks than units, or masks that leave some rank no unit of its own.
   bool oversubscribed = false;
+  /// The largest L2 cache any of them reports (hwloc), 0 when none knows: the same on every rank.
+  std::size_t l2_cache_bytes = 0;
 };
 
 /// Collective over `shared` (the ranks of one machine, MPI_COMM_TYPE_SHARED).

@@ -78,6 +78,8 @@ machine_description describe() {
   }
   if (model != nullptr) machine.cpu_model = model;
   machine.caches = describe_caches(topology.get());
+  hwloc_obj_t l2 = hwloc_get_obj_by_type(topology.get(), HWLOC_OBJ_L2CACHE, 0);
+  if (l2 != nullptr && l2->attr != nullptr) machine.l2_cache_bytes = l2->attr->cache.size;
   return machine;
 }
 
