@@ -30,6 +30,7 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
   // Blocks smaller than a rank's share of a half rotate through it (region_ring).
   const region_ring ring = region_ring_of(chunk);
   const auto* in = static_cast<const std::byte*>(input);
+  ring_stores stores(*this, use_slots ? 0 : block_bytes);
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
@@ -38,7 +39,7 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
       copy_memory(slot_data(m_rank, step, n), in + offset, n);
       post_slot(step, n);
     } else {
-      copy_to_shared(ring_area(ring, me, step), in + offset, n, m_tuning.streaming_stores);
+      stores.copy(ring_area(ring, me, step), in + offset, n);
       post_region(step);
     }
     for (std::size_t distance = 1; distance < size; ++distance) {
@@ -55,6 +56,7 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
     }
     finish_step(step);
   }
+  stores.finish();
 }
 
 }  // namespace cachecomm::detail

@@ -58,6 +58,7 @@ void coll_engine::allgatherv_central(const vector_call& call) {
       use_slots ? slot_payload : fitted_chunk(m_tuning.region_bytes / size, largest);
   // Blocks smaller than a rank's share of a half rotate through it (region_ring).
   const region_ring ring = region_ring_of(chunk);
+  ring_stores stores(*this, use_slots ? 0 : own);
   for (std::size_t offset = 0; offset < largest; offset += chunk) {
     // The slot size every rank uses in this step: from the largest block, which all agree on.
     const std::size_t agreed = std::min(chunk, largest - offset);
@@ -68,8 +69,7 @@ void coll_engine::allgatherv_central(const vector_call& call) {
       if (mine != 0) copy_memory(slot_data(m_rank, step, agreed), in + offset, mine);
       post_slot(step, agreed);
     } else {
-      if (mine != 0)
-        copy_to_shared(ring_area(ring, me, step), in + offset, mine, m_tuning.streaming_stores);
+      if (mine != 0) stores.copy(ring_area(ring, me, step), in + offset, mine);
       post_region(step);
     }
     for (std::size_t distance = 1; distance < size; ++distance) {
@@ -87,6 +87,7 @@ void coll_engine::allgatherv_central(const vector_call& call) {
     }
     finish_step(step);
   }
+  stores.finish();
 }
 
 void coll_engine::allgatherv_single_copy(const vector_call& call) {

@@ -51,6 +51,7 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
   const std::size_t chunk =
       fitted_chunk(std::max<std::size_t>(1, m_tuning.region_bytes / (size * size)), block_bytes);
   const region_ring ring = region_ring_of(size * chunk);
+  ring_stores stores(*this, block_bytes);
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
     const std::uint32_t step = begin_step();
@@ -58,8 +59,7 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
     std::byte* mine = ring_area(ring, me, step);
     for (std::size_t rank = 0; rank < size; ++rank) {
       if (rank != me) {
-        copy_to_shared(mine + rank * chunk, in + rank * block_bytes + offset, n,
-                       m_tuning.streaming_stores);
+        stores.copy(mine + rank * chunk, in + rank * block_bytes + offset, n);
       }
     }
     post_region(step);
@@ -70,6 +70,7 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
     }
     finish_step(step);
   }
+  stores.finish();
 }
 
 void coll_engine::alltoall_single_copy(const void* input, void* output, std::size_t block_bytes) {

@@ -271,6 +271,7 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
   const std::size_t chunk = fitted_chunk(
       std::max<std::size_t>(1, m_tuning.region_bytes / (size * size)), counts.largest_outside);
   const region_ring ring = region_ring_of(size * chunk);
+  ring_stores stores(*this, counts.largest_outside);
   for (std::size_t offset = 0; offset < counts.largest_outside; offset += chunk) {
     const std::uint32_t data_step = begin_step();
     if (!counts.own_inline) {
@@ -278,8 +279,8 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
       std::byte* mine = ring_area(ring, me, data_step);
       for (std::size_t r = 0; r < size; ++r) {
         if (r == me || call.send_bytes[r] <= offset) continue;
-        copy_to_shared(mine + r * chunk, in + call.send_offsets[r] + offset,
-                       std::min(chunk, call.send_bytes[r] - offset), m_tuning.streaming_stores);
+        stores.copy(mine + r * chunk, in + call.send_offsets[r] + offset,
+                    std::min(chunk, call.send_bytes[r] - offset));
       }
       post_region(data_step);
     }
@@ -296,6 +297,7 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
     }
     finish_step(data_step);
   }
+  stores.finish();
 }
 
 void coll_engine::alltoallv_report(const exchange_call& call,

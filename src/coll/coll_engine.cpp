@@ -184,6 +184,7 @@ coll_engine::~coll_engine() {
   try {
     std::vector<std::string> lines = m_online.report();
     for (std::string& line : m_store_modes.report()) lines.push_back("node rank 0's " + line);
+    for (std::string& line : m_ring_store_modes.report()) lines.push_back("node rank 0's " + line);
     if (lines.empty()) return;
     const std::string prefix = "communicator of " + std::to_string(m_size) + " node ranks: ";
     for (std::string& line : lines) line.insert(0, prefix);

@@ -115,6 +115,8 @@ class coll_engine {
   [[nodiscard]] const online_selector& online() const { return m_online; }
   /// This rank's adaptive store modes (reported at finalize; tests read them).
   [[nodiscard]] const store_mode_choosers& store_modes() const { return m_store_modes; }
+  /// This rank's adaptive store modes for its copies into the region ring (ring_stores).
+  [[nodiscard]] const store_mode_choosers& ring_store_modes() const { return m_ring_store_modes; }
 
   /// Block collectives (gather.cpp, scatter.cpp, alltoall.cpp): `root` is a node rank; the root's
   /// `input` may equal output + root * block_bytes (gather), its `output` may be null (scatter,
@@ -334,6 +336,29 @@ class coll_engine {
                                      std::uint32_t step) const {
     return region(step) + (rank * ring.positions + (step >> 1U) % ring.positions) * ring.area;
   }
+  /// One call's copies into the region ring, for the paths whose every rank writes and reads
+  /// (allgather, allgatherv, alltoall, alltoallv, reduce_scatter_block): in the store mode this
+  /// rank's chooser picks for the call's size (ring_store_modes; CACHECOMM_STREAMING_STORES=auto
+  /// on AMD when not oversubscribed, or adaptive), the whole call timed for it; otherwise in the
+  /// configured mode. On the 2-core EPYC VM a 2-rank exchange of 32 KiB took 2.0 us with ordinary
+  /// stores and 5.3 with streaming ones in the VM's usual state, 16.7 and 4.7 in its slow one
+  /// (minutes at a time, about one sample in six). The whole call, not the copy: the copy alone
+  /// misses what the mode costs the readers, and at 16-32 KiB it led the chooser to streaming
+  /// stores in the usual state. Gather's writers and scatter's readers do not do both, so those
+  /// keep the configured mode. Each rank chooses alone: the mode moves lines, never bits.
+  class ring_stores {
+   public:
+    ring_stores(coll_engine& engine, std::size_t call_bytes);
+    void copy(void* area, const void* from, std::size_t bytes);
+    /// Gives the chooser the call's copy time per KiB (a call that threw records nothing).
+    void finish();
+
+   private:
+    store_mode_chooser* m_chooser = nullptr;
+    bool m_streaming = false;
+    std::uint64_t m_start = 0;  // time stamp counter at the call's start
+    std::size_t m_bytes = 0;    // the call's bytes (the chooser's time is per KiB of them)
+  };
   void post_slot(std::uint32_t step, std::size_t bytes);
   void wait_slot(int rank, std::uint32_t step, std::size_t bytes, const char* what);
   /// post_slot in two halves, for a rank that reads other slots right after posting its own.
@@ -407,6 +432,13 @@ class coll_engine {
   call_description m_call;       // the call this rank is in
   online_selector m_online;
   store_mode_choosers m_store_modes;  // gather-reduce's staging store mode, per size class
+  // The region ring's: starting ordinary (the faster mode in the VM's usual state), and switching
+  // only for a clear gain: its calls are a few microseconds, and a switch on noise costs the
+  // calls until the next probe (the slow state's gain was 3x).
+  // Per octave of sizes: a class's calls must take alike times per KiB.
+  store_mode_choosers m_ring_store_modes{"region ring stores", store_mode::ordinary,
+                                         store_mode_policy{.switch_below = 0.6},
+                                         size_classes::octaves};
   // Online selection's handshake values: per rank, [operation][bucket][parity] (own lines).
   static constexpr std::size_t trial_values_per_rank =
       tuned_op_count * online_selector::buckets * 2;

@@ -42,9 +42,10 @@ const setting<streaming_choice> streaming_setting{
     "auto",
     "Copy into the collectives' shared region with non-temporal stores (1), ordinary ones (0), or "
     "auto: ordinary stores, except that on AMD CPUs when not oversubscribed gather-reduce's "
-    "allreduce staging (from 64 KiB) picks streaming or ordinary stores per call from each rank's "
-    "measured call times; adaptive: that per-call choice wherever gather-reduce runs an "
-    "allreduce, other copies ordinary (see docs/architecture.md).",
+    "allreduce staging (from 64 KiB) and the region ring of allgather, allgatherv, alltoall, "
+    "alltoallv and reduce_scatter_block (from 16 KiB) pick streaming or ordinary stores per call "
+    "from each rank's measured call times; adaptive: that per-call choice there also on Intel "
+    "CPUs and oversubscribed, other copies ordinary (see docs/architecture.md).",
     {{"auto", streaming_choice::automatic},
      {"0", streaming_choice::off},
      {"1", streaming_choice::on},

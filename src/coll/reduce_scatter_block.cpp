@@ -119,6 +119,7 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
   const std::size_t per_step = chunk / element;
   // Messages smaller than a rank's share of a half rotate through it (region_ring).
   const region_ring ring = region_ring_of(size * chunk);
+  ring_stores stores(*this, call.largest * element);
   auto part = [&](std::size_t rank, std::size_t first) {
     const std::size_t count = call.count_of(rank);
     return first < count ? std::min(per_step, count - first) : std::size_t{0};
@@ -130,8 +131,8 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
     for (std::size_t rank = 0; rank < size; ++rank) {
       const std::size_t n = part(rank, first);
       if (rank != me && n != 0) {
-        copy_to_shared(staged + rank * chunk, in + (call.offset_of(rank) + first) * element,
-                       n * element, m_tuning.streaming_stores);
+        stores.copy(staged + rank * chunk, in + (call.offset_of(rank) + first) * element,
+                    n * element);
       }
     }
     post_region(step);
@@ -145,6 +146,7 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
                    call.type, call.op);
     finish_step(step);
   }
+  stores.finish();
 }
 
 void coll_engine::reduce_scatter_single_copy(const reduce_scatter_call& call) {

@@ -17,6 +17,7 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/allgather_stage_or_pull.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shared_copy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/store_mode.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ring_stores.cpp
   ${CMAKE_CURRENT_LIST_DIR}/single_copy_exchange.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gather.cpp
   ${CMAKE_CURRENT_LIST_DIR}/scatter.cpp

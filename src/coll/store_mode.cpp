@@ -3,6 +3,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 
@@ -71,8 +72,15 @@ std::int64_t steady_nanoseconds() {
 }
 }  // namespace
 
-store_mode_choosers::store_mode_choosers()
-    : m_start_ticks(__rdtsc()), m_start_nanoseconds(steady_nanoseconds()) {}
+store_mode_choosers::store_mode_choosers(const char* what, store_mode start,
+                                         store_mode_policy policy, size_classes scheme)
+    : m_what(what),
+      m_switch_below(policy.switch_below),
+      m_scheme(scheme),
+      m_start_ticks(__rdtsc()),
+      m_start_nanoseconds(steady_nanoseconds()) {
+  m_choosers.fill(store_mode_chooser(policy, start));
+}
 
 std::size_t store_mode_choosers::class_of(std::size_t message_bytes) {
   if (message_bytes < (64U << 10)) return 0;
@@ -81,26 +89,36 @@ std::size_t store_mode_choosers::class_of(std::size_t message_bytes) {
   return 3;
 }
 
+std::size_t store_mode_choosers::octave_of(std::size_t message_bytes) {
+  const auto octave = static_cast<std::size_t>(std::bit_width(message_bytes | 1U)) - 1;
+  return std::clamp<std::size_t>(octave, 14, 14 + octave_classes - 1) - 14;
+}
+
 std::vector<std::string> store_mode_choosers::report() const {
-  static constexpr std::array<const char*, classes> names = {"below 64 KiB", "64-256 KiB",
-                                                             "256 KiB-1 MiB", "from 1 MiB"};
+  static constexpr std::array<const char*, classes> quarter_names = {"below 64 KiB", "64-256 KiB",
+                                                                     "256 KiB-1 MiB", "from 1 MiB"};
+  static constexpr std::array<const char*, octave_classes> octave_names = {
+      "below 32 KiB",  "32-64 KiB", "64-128 KiB", "128-256 KiB", "256-512 KiB",
+      "512 KiB-1 MiB", "1-2 MiB",   "2-4 MiB",    "from 4 MiB"};
+  const bool octaves = m_scheme == size_classes::octaves;
   const double ticks = static_cast<double>(__rdtsc() - m_start_ticks);
   const auto nanoseconds = static_cast<double>(steady_nanoseconds() - m_start_nanoseconds);
   const double ns_per_tick = ticks > 0 && nanoseconds > 0 ? nanoseconds / ticks : 0;
   std::vector<std::string> lines;
-  for (std::size_t c = 0; c < classes; ++c) {
+  for (std::size_t c = 0; c < (octaves ? octave_classes : classes); ++c) {
     const store_mode_chooser& chooser = m_choosers[c];
     if (chooser.calls() == 0) continue;
     char line[320];
     std::snprintf(line, sizeof line,
-                  "staging stores, messages %s: %s after %llu calls (call time per KiB, median of "
-                  "the last %zu: streaming %.0f ns, ordinary %.0f ns; %u switches, %u probes; a "
-                  "mode is taken when its calls take under %.0f %% of the other's time)",
-                  names[c], to_string(chooser.settled()),
-                  static_cast<unsigned long long>(chooser.calls()), store_mode_chooser::window,
+                  "%s, messages %s: %s after %llu calls (time per KiB, median of the last %zu: "
+                  "streaming %.0f ns, ordinary %.0f ns; %u switches, %u probes; a mode is taken "
+                  "when it takes under %.0f %% of the other's time)",
+                  m_what, octaves ? octave_names[c] : quarter_names[c],
+                  to_string(chooser.settled()), static_cast<unsigned long long>(chooser.calls()),
+                  store_mode_chooser::window,
                   chooser.median_cost(store_mode::streaming) * ns_per_tick,
                   chooser.median_cost(store_mode::ordinary) * ns_per_tick, chooser.switches(),
-                  chooser.probes(), store_mode_policy{}.switch_below * 100);
+                  chooser.probes(), m_switch_below * 100);
     lines.emplace_back(line);
   }
   return lines;

@@ -99,23 +99,38 @@ class store_mode_chooser {
   std::uint32_t m_probes = 0;
 };
 
+/// How choosers split message sizes into classes: `quarters` (< 64 KiB, < 256 KiB, < 1 MiB,
+/// more) or `octaves` (one per power of two from 16 KiB: < 32 KiB, < 64 KiB, ..., from 4 MiB), for
+/// calls of a few microseconds whose times per KiB differ between neighbouring sizes.
+enum class size_classes : std::uint8_t { quarters, octaves };
+
 /// The choosers of one communicator's engine: one per message size class (copy times per KiB
 /// differ with the size: a 32 KiB copy is mostly start-up, a 1 MiB one bandwidth), and the
 /// conversion of the time stamp counter to nanoseconds for the report.
 class store_mode_choosers {
  public:
-  static constexpr std::size_t classes = 4;  // < 64 KiB (set: not used), < 256 KiB, < 1 MiB, more
-  store_mode_choosers();
+  static constexpr std::size_t classes = 4;         // quarters
+  static constexpr std::size_t octave_classes = 9;  // octaves
+  /// `what` names the copies in the report; every chooser starts in `start` under `policy`.
+  explicit store_mode_choosers(const char* what = "staging stores",
+                               store_mode start = store_mode::streaming,
+                               store_mode_policy policy = {},
+                               size_classes scheme = size_classes::quarters);
   [[nodiscard]] static std::size_t class_of(std::size_t message_bytes);
+  [[nodiscard]] static std::size_t octave_of(std::size_t message_bytes);
   [[nodiscard]] store_mode_chooser& of(std::size_t message_bytes) {
-    return m_choosers[class_of(message_bytes)];
+    return m_choosers[m_scheme == size_classes::octaves ? octave_of(message_bytes)
+                                                        : class_of(message_bytes)];
   }
   /// One line per size class used: the settled mode, both modes' median copy times and the
   /// switches and probes so far.
   [[nodiscard]] std::vector<std::string> report() const;
 
  private:
-  std::array<store_mode_chooser, classes> m_choosers;
+  const char* m_what;
+  double m_switch_below;  // the policy's, for the report
+  size_classes m_scheme;
+  std::array<store_mode_chooser, octave_classes> m_choosers;  // the first `classes` in quarters
   std::uint64_t m_start_ticks = 0;
   std::int64_t m_start_nanoseconds = 0;
 };

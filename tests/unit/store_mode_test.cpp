@@ -8,6 +8,7 @@
 
 namespace {
 
+using cachecomm::detail::size_classes;
 using cachecomm::detail::store_mode;
 using cachecomm::detail::store_mode_chooser;
 using cachecomm::detail::store_mode_choosers;
@@ -118,6 +119,19 @@ TEST(StoreMode, SizeClasses) {
   EXPECT_EQ(store_mode_choosers::class_of(1048575), 2U);
   EXPECT_EQ(store_mode_choosers::class_of(1048576), 3U);
   EXPECT_EQ(store_mode_choosers::class_of(1U << 30), 3U);
+  EXPECT_EQ(store_mode_choosers::octave_of(1), 0U);
+  EXPECT_EQ(store_mode_choosers::octave_of(32767), 0U);
+  EXPECT_EQ(store_mode_choosers::octave_of(32768), 1U);
+  EXPECT_EQ(store_mode_choosers::octave_of(65536), 2U);
+  EXPECT_EQ(store_mode_choosers::octave_of((4U << 20) - 1), 7U);
+  EXPECT_EQ(store_mode_choosers::octave_of(4U << 20), 8U);
+  EXPECT_EQ(store_mode_choosers::octave_of(std::size_t{1} << 40), 8U);
+  store_mode_choosers octaves("ring", store_mode::ordinary, {}, size_classes::octaves);
+  octaves.of(40000).record(10);
+  ASSERT_EQ(octaves.report().size(), 1U);
+  EXPECT_NE(octaves.report()[0].find("ring, messages 32-64 KiB: ordinary after 1 calls"),
+            std::string::npos)
+      << octaves.report()[0];
   store_mode_choosers choosers;
   EXPECT_TRUE(choosers.report().empty());  // nothing used, nothing reported
   choosers.of(1 << 20).record(10);
