@@ -50,7 +50,7 @@ struct coll_settings {
 /// (coll_engine::region_ring), and a rewritten line is cheap only once it has left its readers'
 /// L2: on a 2-core AMD EPYC VM (1 MiB L2) a 2-rank exchange of 32 KiB through rings of 1 and 2 MiB
 /// per rank took 2.8 and 2.0 us, 4.5-5.8 through 128 KiB, and OSU's allgather and alltoall of 8-64
-/// KiB ran 1.3-2.1x faster with 2 MiB halves than with 1 MiB ones. Hence `ring_bytes` when set,
+/// KiB ran 1.2-1.7x faster with 2 MiB halves than with 1 MiB ones. Hence `ring_bytes` when set,
 /// otherwise twice the L2 (at most 16 MiB) where each rank has a core of its own; oversubscribed
 /// ranks share caches, and a smaller half keeps the lines in them.
 [[nodiscard]] std::size_t region_half_bytes(std::size_t region_bytes, std::size_t ring_bytes,
