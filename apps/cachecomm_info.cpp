@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
       choices.push_back({"allgather", bytes, cachecomm::explain_allgather(comm, bytes)});
     }
     const bool single_copy = cachecomm::single_copy_available(comm);
-    const cachecomm::detail::node_shape shape =
-        cachecomm::detail::coll_engine::of(comm.impl()).shape();
+    const cachecomm::detail::coll_engine& engine = cachecomm::detail::coll_engine::of(comm.impl());
+    const cachecomm::detail::node_shape shape = engine.shape();
     if (comm.rank() == 0) {
       const auto& machine = cachecomm::detail::this_machine();
       const auto& topology = comm.topology();
@@ -118,6 +118,11 @@ int main(int argc, char** argv) {
       std::printf("machine: %s, %s, %d cores, %d processing units\n", machine.host.c_str(),
                   machine.cpu_model.empty() ? "unknown CPU" : machine.cpu_model.c_str(),
                   machine.cores, machine.processing_units);
+      std::printf(
+          "caches: %s; collectives' data region: 2 halves of %zu KiB (the rings go through all "
+          "of each, the pipelines chunk from its first %zu KiB)\n",
+          machine.caches.empty() ? "unknown" : machine.caches.c_str(), engine.half_bytes() >> 10U,
+          engine.tuning().region_bytes >> 10U);
       std::printf(
           "job: %d ranks on %d node(s)%s; this node: %d ranks; the machine: %d ranks may run on %d "
           "processing units%s\n",

@@ -46,6 +46,14 @@ foreach(variant IN ITEMS plain measure default)
       FAIL_REGULAR_EXPRESSION "allreduce +65536 B: gather-reduce +online selection will measure gather-reduce, mpi ")
   endif()
 endforeach()
+# CACHECOMM_COLL_RING reaches the layout of the collectives' data region (cachecomm-info reads it
+# from the engine).
+add_test(NAME region_info.np2
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS}
+                 $<TARGET_FILE:cachecomm-info>)
+set_tests_properties(region_info.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;CACHECOMM_TUNING=off;CACHECOMM_COLL_RING=3145728"
+  PASS_REGULAR_EXPRESSION "data region: 2 halves of 3072 KiB \\(the rings go through all of each, the pipelines chunk from its first 1024 KiB\\)")
 # The tuner itself, quick: it writes a file the library then loads.
 add_test(NAME tune_smoke.np2
          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-tune>
