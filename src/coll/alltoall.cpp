@@ -46,11 +46,12 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
     finish_step(step);
     return;
   }
-  // Each rank owns an area of size * chunk bytes of the region half: one chunk per destination.
-  // Blocks smaller than that rotate through the half (region_ring).
+  // Each rank owns an area of the region half with a chunk per destination (destination_chunks);
+  // areas rotate through the half (region_ring).
   const std::size_t chunk =
       fitted_chunk(std::max<std::size_t>(1, m_tuning.region_bytes / (size * size)), block_bytes);
-  const region_ring ring = region_ring_of(size * chunk);
+  const destination_chunks chunks{chunk, block_bytes <= chunk};
+  const region_ring ring = region_ring_of(chunks.per_area(size));
   ring_stores stores(*this, block_bytes);
   for (std::size_t offset = 0; offset < block_bytes; offset += chunk) {
     const std::size_t n = std::min(chunk, block_bytes - offset);
@@ -59,14 +60,15 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
     std::byte* mine = ring_area(ring, me, step);
     for (std::size_t rank = 0; rank < size; ++rank) {
       if (rank != me) {
-        stores.copy(mine + rank * chunk, in + rank * block_bytes + offset, n);
+        stores.copy(mine + chunks.offset(rank, me), in + rank * block_bytes + offset, n);
       }
     }
     post_region(step);
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_region(static_cast<int>(rank), step, "alltoall (a rank's blocks)");
-      copy_memory(out + rank * block_bytes + offset, ring_area(ring, rank, step) + me * chunk, n);
+      copy_memory(out + rank * block_bytes + offset,
+                  ring_area(ring, rank, step) + chunks.offset(me, rank), n);
     }
     finish_step(step);
   }

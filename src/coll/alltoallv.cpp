@@ -265,12 +265,13 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
   const auto size = static_cast<std::size_t>(m_size);
   const auto* in = static_cast<const std::byte*>(call.input);
   auto* out = static_cast<std::byte*>(call.output);
-  // Every rank takes these steps; a rank whose blocks were not inline owns size chunks of each
-  // region half, one per destination. Blocks smaller than that rotate through the half
+  // Every rank takes these steps; a rank whose blocks were not inline owns an area of each region
+  // half with a chunk per destination (destination_chunks), rotating through the half
   // (region_ring). largest_outside is the same on every rank, and so is the layout.
   const std::size_t chunk = fitted_chunk(
       std::max<std::size_t>(1, m_tuning.region_bytes / (size * size)), counts.largest_outside);
-  const region_ring ring = region_ring_of(size * chunk);
+  const destination_chunks chunks{chunk, counts.largest_outside <= chunk};
+  const region_ring ring = region_ring_of(chunks.per_area(size));
   ring_stores stores(*this, counts.largest_outside);
   for (std::size_t offset = 0; offset < counts.largest_outside; offset += chunk) {
     const std::uint32_t data_step = begin_step();
@@ -279,7 +280,7 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
       std::byte* mine = ring_area(ring, me, data_step);
       for (std::size_t r = 0; r < size; ++r) {
         if (r == me || call.send_bytes[r] <= offset) continue;
-        stores.copy(mine + r * chunk, in + call.send_offsets[r] + offset,
+        stores.copy(mine + chunks.offset(r, me), in + call.send_offsets[r] + offset,
                     std::min(chunk, call.send_bytes[r] - offset));
       }
       post_region(data_step);
@@ -292,7 +293,8 @@ void coll_engine::alltoallv_region_steps(const exchange_call& call,
       const std::size_t taken = std::min<std::size_t>(peer[0], call.receive_bytes[rank]);
       if (taken > offset) {
         copy_memory(out + call.receive_offsets[rank] + offset,
-                    ring_area(ring, rank, data_step) + me * chunk, std::min(chunk, taken - offset));
+                    ring_area(ring, rank, data_step) + chunks.offset(me, rank),
+                    std::min(chunk, taken - offset));
       }
     }
     finish_step(data_step);

@@ -110,15 +110,16 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
     m_wait->wake(reinterpret_cast<const std::uint32_t*>(&done));
     return;
   }
-  // Each rank owns size * chunk bytes of the region half: one chunk per destination block, the
-  // blocks' elements [first, first + per_step) in one step. In place, the result overwrites the
-  // start of the input only up to what this step has already staged (every block starts at or
-  // after its result's place).
+  // Each rank owns an area of the region half with a chunk per destination block
+  // (destination_chunks), the blocks' elements [first, first + per_step) in one step. In place, the
+  // result overwrites the start of the input only up to what this step has already staged (every
+  // block starts at or after its result's place).
   const std::size_t chunk = chunk_of(
       fitted_chunk(m_tuning.region_bytes / (size * size), call.largest * element), element);
   const std::size_t per_step = chunk / element;
   // Messages smaller than a rank's share of a half rotate through it (region_ring).
-  const region_ring ring = region_ring_of(size * chunk);
+  const destination_chunks chunks{chunk, call.largest * element <= chunk};
+  const region_ring ring = region_ring_of(chunks.per_area(size));
   ring_stores stores(*this, call.largest * element);
   auto part = [&](std::size_t rank, std::size_t first) {
     const std::size_t count = call.count_of(rank);
@@ -131,7 +132,7 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
     for (std::size_t rank = 0; rank < size; ++rank) {
       const std::size_t n = part(rank, first);
       if (rank != me && n != 0) {
-        stores.copy(staged + rank * chunk, in + (call.offset_of(rank) + first) * element,
+        stores.copy(staged + chunks.offset(rank, me), in + (call.offset_of(rank) + first) * element,
                     n * element);
       }
     }
@@ -139,7 +140,7 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_region(static_cast<int>(rank), step, "reduce-scatter (a rank's blocks)");
-      m_inputs[rank] = ring_area(ring, rank, step) + me * chunk;
+      m_inputs[rank] = ring_area(ring, rank, step) + chunks.offset(me, rank);
     }
     m_inputs[me] = static_cast<const std::byte*>(call.own) + first * element;
     reduce_ordered(m_inputs.data(), m_size, out + first * element, nullptr, part(me, first),
