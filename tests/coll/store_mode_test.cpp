@@ -47,15 +47,20 @@ bool everywhere(bool ok) {
   return all == 1;
 }
 
+// A comm over MPI_COMM_WORLD whose store mode on this rank is `modes[rank % modes.size()]`.
+comm comm_in_mode(const std::vector<std::string>& modes, int rank) {
+  config settings = config::from_environment();
+  settings.set("CACHECOMM_STREAMING_STORES", modes[static_cast<std::size_t>(rank) % modes.size()]);
+  return comm(MPI_COMM_WORLD, settings);
+}
+
 // Each rank's mode: `modes[rank % modes.size()]`.
 void check_modes(const std::vector<std::string>& modes) {
   int rank = 0;
   int ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  config settings = config::from_environment();
-  settings.set("CACHECOMM_STREAMING_STORES", modes[static_cast<std::size_t>(rank) % modes.size()]);
-  comm c(MPI_COMM_WORLD, settings);
+  comm c = comm_in_mode(modes, rank);
   // Below and above the streaming threshold (16 KiB) and the deep ring's (64 KiB), one chunk and
   // many, an odd tail; enough calls per size for the adaptive choosers to probe the other mode
   // (their first probe is after 16 calls).
@@ -109,9 +114,7 @@ void check_ring_modes(const std::vector<std::string>& modes) {
   int ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  config settings = config::from_environment();
-  settings.set("CACHECOMM_STREAMING_STORES", modes[static_cast<std::size_t>(rank) % modes.size()]);
-  comm c(MPI_COMM_WORLD, settings);
+  comm c = comm_in_mode(modes, rank);
   const auto size = static_cast<std::size_t>(ranks);
   // Below and above the streaming threshold (16 KiB), two chooser classes, an odd tail.
   for (const std::size_t block : {std::size_t{4000}, std::size_t{20000}, std::size_t{70001}}) {
