@@ -85,14 +85,14 @@ inline constexpr std::size_t alltoallv_pull_min_bytes = 32U << 10;
 /// where online selection starts by default; below, the non-root posts its block and leaves
 /// without reading the root's count.
 inline constexpr std::size_t pair_gatherv_planned_min_bytes = 16U << 10;
-/// Oversubscribed rooted reduce of 3 ranks or fewer: through the slots up to this size,
+/// Oversubscribed rooted reduce of 8 ranks or fewer: through the slots up to this size,
 /// gather-reduce above it (select_reduce).
 inline constexpr std::size_t oversubscribed_few_slot_reduce_max_bytes = 32U << 10;
-/// Oversubscribed rooted reduce of more ranks: through the slots up to this size, split-pipeline
-/// above it (select_reduce).
+/// Oversubscribed rooted reduce of more than 8 ranks (not measured): through the slots up to this
+/// size, split-pipeline above it (select_reduce).
 inline constexpr std::size_t oversubscribed_slot_reduce_max_bytes = 128U << 10;
 /// The most ranks an oversubscribed rooted reduce counts as few (gather-reduce above the slots).
-inline constexpr int oversubscribed_gather_reduce_max_ranks = 3;
+inline constexpr int oversubscribed_gather_reduce_max_ranks = 8;
 /// Oversubscribed allreduce (4 ranks or more) by gather-reduce while ranks x bytes stays within
 /// this: every rank reads every input, in one phase instead of reduce-scatter's two
 /// (select_reduce).
@@ -286,34 +286,40 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   // hot and cold, per call and back to back; time of the slowest rank over the fastest cachecomm
   // algorithm's) and osu_reduce (6 rounds, order rotated; OSU's time is the average rank's, which
   // oversubscribed is also the CPU time the call takes from the others).
-  //  - 3 ranks (and fewer): gather-reduce from 64 KiB. The others only copy their inputs in and
-  //    leave, and the root, mostly on a core of its own, reduces everything in one pass. In
-  //    cachecomm-bench it was fastest from 256 KiB (split-pipeline and reduce-scatter 1.13-1.38x
-  //    its time) and tied the slots below; osu_reduce against the rules before it (slots to
-  //    128 KiB, reduce-scatter above): 1.25 / 2.65 / 1.61 / 1.25 / 1.31x faster at 64 KiB /
-  //    128 KiB / 256 KiB / 1 MiB / 4 MiB.
-  //  - 4 ranks and more: the slots up to 128 KiB (the others post and leave: osu_reduce at 64 KiB
-  //    took 8-9 us through them against split-pipeline's 15-26, though the slowest rank was 1.07-
-  //    1.38x split-pipeline's), split-pipeline above, where no phase waits for every rank to be
-  //    scheduled: within 1.06 of the fastest in cachecomm-bench from 256 KiB to 4 MiB at 4 and 8
-  //    ranks (reduce-scatter 1.02-1.30); osu_reduce against reduce-scatter 0.75-1.26x (256 KiB
-  //    4 ranks the least, 1 MiB 8 ranks the most), 1.47-3.99x faster than Open MPI 4.1's own.
+  //  - 8 ranks and fewer: gather-reduce above 32 KiB. The others only copy their inputs in and
+  //    leave, and the root reduces everything in one pass. At 3 ranks (session 18), osu_reduce
+  //    against the rules before it (slots to 128 KiB, reduce-scatter above): 1.25 / 2.65 / 1.61 /
+  //    1.25 / 1.31x faster at 64 KiB / 128 KiB / 256 KiB / 1 MiB / 4 MiB. At 4 and 8 ranks
+  //    (session 20) against the rule before it (slots to 128 KiB, split-pipeline above), medians
+  //    of 3-6 rounds, order rotated: osu_reduce 4 ranks 1.0 / 2.8 / 3.0 / 1.06 / 1.50x faster at
+  //    32 KiB / 128 KiB / 256 KiB / 1 MiB / 4 MiB, 8 ranks 2.2 / 5.1 / 5.4 / 2.1 / 1.6x; the
+  //    back-to-back loop (bench/preload/back_to_back_bench.c, slowest rank) 4 ranks 1.39 / 2.11 /
+  //    1.37 / 1.33 / 1.44x at 64 KiB / 128 KiB / 256 KiB / 1 MiB / 4 MiB, 8 ranks 1.29 / 1.23 /
+  //    2.29 / 1.79 / 1.78x; the old rule's split-pipeline had fallen below Open MPI's own at 4
+  //    ranks (b2b 128 KiB 0.79, osu_reduce 2 MiB 0.50-0.84 in some rounds). cachecomm-bench coll
+  //    (slowest rank, hot and cold) agreed at 4 ranks (gather-reduce fastest of all at 64 KiB-
+  //    4 MiB, 1.10-1.50x the old choice) and at 8 ranks up to 128 KiB; at 8 ranks 1-4 MiB it had
+  //    split-pipeline 1.08-1.27x faster, where the other two judges had gather-reduce 1.6-2x
+  //    faster.
+  //  - more ranks (not measured): the slots up to 128 KiB (the others post and leave), then
+  //    split-pipeline, where no phase waits for every rank to be scheduled.
   if (rooted && node.oversubscribed) {
     const bool few = node.node_size <= thresholds::oversubscribed_gather_reduce_max_ranks;
     if (input.bytes <= (few ? thresholds::oversubscribed_few_slot_reduce_max_bytes
                             : thresholds::oversubscribed_slot_reduce_max_bytes)) {
       return {reduce_algorithm::slots,
-              "oversubscribed rooted reduce up to 32 KiB (128 KiB from 4 ranks): the other ranks "
+              "oversubscribed rooted reduce up to 32 KiB (128 KiB above 8 ranks): the other ranks "
               "post and leave, one scheduler round"};
     }
     if (few) {
       return {reduce_algorithm::gather_reduce,
-              "oversubscribed rooted reduce above 32 KiB, 3 ranks or fewer: the others stage their "
+              "oversubscribed rooted reduce above 32 KiB, 8 ranks or fewer: the others stage their "
               "inputs and leave, the root reduces every input in one pipelined pass"};
     }
     return {reduce_algorithm::split_pipeline,
-            "oversubscribed rooted reduce above 128 KiB, 4 ranks or more: each rank reduces one "
-            "slice of every chunk in one pipeline, no phase waits for every rank to be scheduled"};
+            "oversubscribed rooted reduce above 128 KiB, more than 8 ranks (not measured): each "
+            "rank reduces one slice of every chunk in one pipeline, no phase waits for every rank "
+            "to be scheduled"};
   }
   // Oversubscribed allreduce, small: gather-reduce has one phase (every rank stages its input,
   // then reads all of them), reduce-scatter two (reduce a slice, gather the slices), and each

@@ -156,14 +156,18 @@ TEST(selection, reduce_table) {
       {thresholds::many_ranks_slot_allreduce_max_bytes + 1, four_oversubscribed, false,
        reduce_algorithm::slots},
       {4 * MiB, three, true, reduce_algorithm::reduce_scatter},
-      // Oversubscribed rooted reduce above the slots: gather-reduce up to 3 ranks (slots to
-      // 32 KiB), split-pipeline from 4 (slots to 128 KiB).
+      // Oversubscribed rooted reduce above the slots: gather-reduce up to 8 ranks (slots to
+      // 32 KiB), split-pipeline above 8 (slots to 128 KiB).
       {few_limit, pair_oversubscribed, true, reduce_algorithm::slots},
       {few_limit + 1, pair_oversubscribed, true, reduce_algorithm::gather_reduce},
       {few_limit + 8, three_oversubscribed, true, reduce_algorithm::gather_reduce},
       {4 * MiB, three_oversubscribed, true, reduce_algorithm::gather_reduce},
-      {oversubscribed_limit, four_oversubscribed, true, reduce_algorithm::slots},
-      {oversubscribed_limit + 8, four_oversubscribed, true, reduce_algorithm::split_pipeline},
+      {few_limit, four_oversubscribed, true, reduce_algorithm::slots},
+      {few_limit + 8, four_oversubscribed, true, reduce_algorithm::gather_reduce},
+      {few_limit + 8, eight_oversubscribed, true, reduce_algorithm::gather_reduce},
+      {4 * MiB, eight_oversubscribed, true, reduce_algorithm::gather_reduce},
+      {oversubscribed_limit, nine_oversubscribed, true, reduce_algorithm::slots},
+      {oversubscribed_limit + 8, nine_oversubscribed, true, reduce_algorithm::split_pipeline},
       {4 * MiB, nine_oversubscribed, true, reduce_algorithm::split_pipeline},
       {oversubscribed_limit, pair_oversubscribed, false, reduce_algorithm::reduce_scatter},
       {small + 1, nine_oversubscribed, true, reduce_algorithm::slots},
