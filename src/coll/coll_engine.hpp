@@ -449,7 +449,12 @@ class coll_engine {
   std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
   call_description m_call;       // the call this rank is in
   online_selector m_online;
-  store_mode_choosers m_store_modes;  // gather-reduce's staging store mode, per size class
+  // gather-reduce's staging store mode, per size class: starting ordinary since its ring runs
+  // through halves of twice the L2 (region_half_bytes): at 1 MiB (2 ranks, EPYC VM, 5 runs)
+  // ordinary stores took 62-70 ns per KiB and streaming ones 120-139, and a chooser that started
+  // streaming spent the online trial there (gather-reduce 125-145 us against the system MPI's
+  // 131-150, within noise of losing the bucket) and switched only after 95 calls.
+  store_mode_choosers m_store_modes{"staging stores", store_mode::ordinary};
   // The region ring's: starting ordinary (the faster mode in the VM's usual state), and switching
   // only for a clear gain: its calls are a few microseconds, and a switch on noise costs the
   // calls until the next probe (the slow state's gain was 3x).
