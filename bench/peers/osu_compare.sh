@@ -168,8 +168,8 @@ for mpi in mpis:
                 results.append({"op": op, "impl": impl, "algorithm": "preload" if impl == "cachecomm" else "default",
                                 "mpi_library": mpi, "bytes": size, "iters": len(values),
                                 "median_us": statistics.median(values), "min_us": min(values),
-                                "p25_us": statistics.quantiles(values, n=4)[0] if len(values) > 1 else values[0],
-                                "p75_us": statistics.quantiles(values, n=4)[2] if len(values) > 1 else values[0],
+                                "p25_us": statistics.quantiles(values, n=4, method="inclusive")[0] if len(values) > 1 else values[0],
+                                "p75_us": statistics.quantiles(values, n=4, method="inclusive")[2] if len(values) > 1 else values[0],
                                 "buffers": "hot", "timing": "back-to-back" if op.startswith("b2b-") else "per-call",
                                 "benchmark": op if op.startswith("b2b-") else f"osu_{op}"})
 if failed:
