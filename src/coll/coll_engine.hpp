@@ -449,15 +449,13 @@ class coll_engine {
   std::uint32_t m_all_done = 0;  // every other rank has finished at least this step
   call_description m_call;       // the call this rank is in
   online_selector m_online;
-  // gather-reduce's staging store mode, per size class: starting ordinary since its ring runs
-  // through halves of twice the L2 (region_half_bytes): at 1 MiB (2 ranks, EPYC VM, 5 runs)
-  // ordinary stores took 62-70 ns per KiB and streaming ones 120-139, and a chooser that started
-  // streaming spent the online trial there (gather-reduce 125-145 us against the system MPI's
-  // 131-150, within noise of losing the bucket) and switched only after 95 calls.
-  store_mode_choosers m_store_modes{"staging stores", store_mode::ordinary};
-  // The region ring's: starting ordinary (the faster mode in the VM's usual state), and switching
-  // only for a clear gain: its calls are a few microseconds, and a switch on noise costs the
-  // calls until the next probe (the slow state's gain was 3x).
+  // gather-reduce's staging store mode, per size class. It starts ordinary (the choosers' start):
+  // a streaming start, kept from when the halves were 1 MiB, spent the online trial of a 1 MiB
+  // allreduce in the slow mode (gather-reduce 125-145 us against the system MPI's 131-150, within
+  // noise of losing the bucket) and switched only after 95 calls.
+  store_mode_choosers m_store_modes{"staging stores"};
+  // The region ring's: switching only for a clear gain: its calls are a few microseconds, and a
+  // switch on noise costs the calls until the next probe (the slow state's gain was 3x).
   // Per octave of sizes: a class's calls must take alike times per KiB.
   store_mode_choosers m_ring_store_modes{"region ring stores", store_mode::ordinary,
                                          store_mode_policy{.switch_below = 0.6},

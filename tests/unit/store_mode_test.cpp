@@ -25,8 +25,15 @@ std::size_t run(store_mode_chooser& chooser, std::size_t calls, double streaming
   return in_ordinary;
 }
 
+TEST(StoreMode, StartsOrdinaryUnlessToldOtherwise) {
+  EXPECT_EQ(store_mode_chooser().mode(), store_mode::ordinary);
+  store_mode_choosers choosers;
+  EXPECT_EQ(choosers.of(1 << 20).settled(), store_mode::ordinary);
+  EXPECT_EQ(choosers.of(100000).settled(), store_mode::ordinary);
+}
+
 TEST(StoreMode, StartsStreamingAndProbesOrdinaryAfterTheFirstInterval) {
-  store_mode_chooser chooser;
+  store_mode_chooser chooser(store_mode_policy{}, store_mode::streaming);
   const store_mode_policy policy;
   for (std::uint32_t i = 0; i < policy.first_probe_after; ++i) {
     EXPECT_EQ(chooser.mode(), store_mode::streaming) << "call " << i;
@@ -45,7 +52,7 @@ TEST(StoreMode, StartsStreamingAndProbesOrdinaryAfterTheFirstInterval) {
 }
 
 TEST(StoreMode, KeepsStreamingWhenOrdinaryIsNotClearlyFaster) {
-  store_mode_chooser chooser;
+  store_mode_chooser chooser(store_mode_policy{}, store_mode::streaming);
   // 90 is faster than 100, but not below the 80 % margin: no switch, and probes get rarer.
   run(chooser, 5000, 100, 90);
   EXPECT_EQ(chooser.settled(), store_mode::streaming);
@@ -54,7 +61,7 @@ TEST(StoreMode, KeepsStreamingWhenOrdinaryIsNotClearlyFaster) {
 }
 
 TEST(StoreMode, ProbesOfASlowModeCostAtMostAboutOnePercentOfCalls) {
-  store_mode_chooser chooser;
+  store_mode_chooser chooser(store_mode_policy{}, store_mode::streaming);
   const std::size_t calls = 100000;
   const std::size_t in_ordinary = run(chooser, calls, 100, 500);
   EXPECT_EQ(chooser.settled(), store_mode::streaming);
@@ -64,7 +71,7 @@ TEST(StoreMode, ProbesOfASlowModeCostAtMostAboutOnePercentOfCalls) {
 }
 
 TEST(StoreMode, LeavesOrdinaryWhenItBecomesSlowAndComesBackWhenItRecovers) {
-  store_mode_chooser chooser;
+  store_mode_chooser chooser(store_mode_policy{}, store_mode::streaming);
   run(chooser, 100, 100, 50);
   ASSERT_EQ(chooser.settled(), store_mode::ordinary);
   // The placement changes: ordinary calls now take 4x streaming's. Two slow calls make the median
@@ -85,7 +92,7 @@ TEST(StoreMode, LeavesOrdinaryWhenItBecomesSlowAndComesBackWhenItRecovers) {
 }
 
 TEST(StoreMode, OneSlowCallInTheSettledModeChangesNothing) {
-  store_mode_chooser chooser;
+  store_mode_chooser chooser(store_mode_policy{}, store_mode::streaming);
   run(chooser, 100, 100, 50);
   ASSERT_EQ(chooser.settled(), store_mode::ordinary);
   for (int i = 0; i < 50; ++i) {
@@ -96,7 +103,7 @@ TEST(StoreMode, OneSlowCallInTheSettledModeChangesNothing) {
 }
 
 TEST(StoreMode, NoiseAroundTheMarginDoesNotFlipFlop) {
-  store_mode_chooser chooser;
+  store_mode_chooser chooser(store_mode_policy{}, store_mode::streaming);
   // Both modes within 10 % of each other, alternating: never 20 % apart in median.
   for (int i = 0; i < 20000; ++i) {
     const double jitter = i % 2 == 0 ? 1.0 : 1.1;
@@ -132,7 +139,7 @@ TEST(StoreMode, SizeClasses) {
   EXPECT_NE(octaves.report()[0].find("ring, messages 32-64 KiB: ordinary after 1 calls"),
             std::string::npos)
       << octaves.report()[0];
-  store_mode_choosers choosers;
+  store_mode_choosers choosers("staging stores", store_mode::streaming);
   EXPECT_TRUE(choosers.report().empty());  // nothing used, nothing reported
   choosers.of(1 << 20).record(10);
   ASSERT_EQ(choosers.report().size(), 1U);
