@@ -44,7 +44,7 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
     end_round(state, op, agree);
     if (state.source == choice_source::online && !state.comparing) return {state.chosen, false};
   }
-  if (state.comparing) return comparison_call(state);
+  if (state.comparing) return comparison_call(state, op);
   state.last = state.order[state.position];
   ++state.trial_calls;
   if (state.round > 0 && state.warmed < warm_calls_per_sample) {
@@ -60,10 +60,11 @@ void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanos
   bucket_state& state = at(op, bytes);
   if (state.comparing) {
     if (state.block_timed < comparison_calls) state.block[state.block_timed++] = nanoseconds;
-    if (state.block_timed == comparison_calls) {  // this rank's figure: the block's quantile
+    if (state.block_timed == comparison_calls) {  // this rank's figures for the block
+      state.local_best[state.last] = block_figure(state.block);
       std::array<std::uint64_t, comparison_calls> sorted = state.block;
-      std::nth_element(sorted.begin(), sorted.begin() + block_rank, sorted.end());
-      state.local_best[state.last] = sorted[block_rank];
+      std::nth_element(sorted.begin(), sorted.begin() + comparison_calls / 4, sorted.end());
+      state.local_quartile[state.last] = sorted[comparison_calls / 4];
     }
     return;
   }
@@ -71,17 +72,41 @@ void online_selector::record(tuned_op op, std::size_t bytes, std::uint64_t nanos
   state.local_best[state.last] = std::min(state.local_best[state.last], nanoseconds);
 }
 
-online_plan online_selector::comparison_call(bucket_state& state) {
-  constexpr unsigned block_length = 1 + comparison_calls;
-  const unsigned within = state.position % block_length;
-  state.last = state.position < block_length ? state.chosen_index : state.runner_up;
-  ++state.trial_calls;
-  if (++state.position == 2 * block_length) state.handshake_due = true;
-  if (within == 0) {  // the block's untimed first call
+std::uint64_t online_selector::block_figure(std::array<std::uint64_t, comparison_calls> block) {
+  std::sort(block.begin(), block.end());
+  if (block.back() == no_time) return no_time;  // a failed call: the candidate is unmeasured
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i + 1 < comparison_calls; ++i) sum += block[i];
+  return sum / (comparison_calls - 1);
+}
+
+online_plan online_selector::comparison_call(bucket_state& state, tuned_op op) {
+  constexpr unsigned first_block = 1 + comparison_calls;
+  const bool second = state.position >= first_block;
+  const unsigned within = second ? state.position - first_block : state.position;
+  if (within == 0) {
+    state.block_warm_calls = 1;
+    // Only a re-check warms: the trial's confirmation stays short.
+    if (second && state.warm_runner_up && state.source == choice_source::online &&
+        !m_mpi_warmed[static_cast<std::size_t>(op)]) {
+      state.block_warm_calls = recheck_warm_calls;
+      state.warm_runner_up = false;
+      m_mpi_warmed[static_cast<std::size_t>(op)] = true;
+    }
     state.block_timed = 0;
-    state.local_best[state.last] = no_time;
+  }
+  state.last = second ? state.runner_up : state.chosen_index;
+  ++state.position;
+  if (second && within + 1 == state.block_warm_calls + comparison_calls) state.handshake_due = true;
+  if (within < state.block_warm_calls) {  // the block's untimed first calls
+    if (within == 0) {
+      ++state.trial_calls;  // a warming block's extra calls are not trial calls of the report
+      state.local_best[state.last] = no_time;
+      state.local_quartile[state.last] = no_time;
+    }
     return {state.candidates[state.last], false, true};
   }
+  ++state.trial_calls;
   return {state.candidates[state.last], true};
 }
 
@@ -92,7 +117,7 @@ void online_selector::begin_comparison(bucket_state& state) {
 }
 
 void online_selector::end_comparison(bucket_state& state, tuned_op op,
-                                     const agree_function& agree) const {
+                                     const agree_function& agree) {
   state.comparing = false;
   const std::array<std::uint8_t, 2> pair{state.chosen_index, state.runner_up};
   for (std::size_t k = 0; k < 2; ++k) {  // in this order on every rank
@@ -113,7 +138,27 @@ void online_selector::end_comparison(bucket_state& state, tuned_op op,
     ++state.rechecks_done;
     if (switched) ++state.recheck_switches;
   }
+  note_warming_mpi(state, op, agree);
   plan_recheck(state, op);
+}
+
+void online_selector::note_warming_mpi(bucket_state& state, tuned_op op,
+                                       const agree_function& agree) {
+  state.warm_runner_up = false;
+  // The same conditions on every rank, so the handshake below happens on all or none. A settled
+  // reduction's re-checks never reach the system MPI's call from a rank-order choice.
+  const bool reduction = op == tuned_op::reduce || op == tuned_op::allreduce;
+  if (!m_recheck || reduction || m_mpi_warmed[static_cast<std::size_t>(op)] ||
+      state.candidates[state.runner_up] != tuning_choices::system_mpi) {
+    return;
+  }
+  const trial_view view = agree(state.local_quartile[state.runner_up], state.parity);
+  state.parity ^= 1U;
+  const agreed_time quartile{m_metric == online_metric::average ? view.average : view.slowest,
+                             view.slowest};
+  // compared[] is in the comparison's order: the choice before it, then the other.
+  const std::size_t chosen = state.compared_choice[0] == state.chosen ? 0 : 1;
+  state.warm_runner_up = clearly_faster(quartile, state.compared[chosen]);
 }
 
 void online_selector::end_round(bucket_state& state, tuned_op op, const agree_function& agree) {
@@ -248,7 +293,8 @@ void online_selector::plan_recheck(bucket_state& state, tuned_op op) const {
     if (best == max_candidates || state.estimate[i] < state.estimate[best]) best = i;
   }
   if (best == max_candidates) return;  // nothing to compare with: never re-checked
-  state.runner_up = static_cast<std::uint8_t>(best);
+  // A warming re-check measures the system MPI's call, whatever the trial's order of the others.
+  if (!state.warm_runner_up) state.runner_up = static_cast<std::uint8_t>(best);
   // Capped: after ~2^40 calls a re-check every 2^40 calls (the product would wrap after 2^61).
   state.recheck_interval = state.recheck_interval == 0 ? recheck_first_calls
                            : state.recheck_interval >= (std::uint64_t{1} << 40)

@@ -14,8 +14,8 @@
 // 3.4 us in the rounds, 8.2 us settled, against 3.2 for cachecomm's central, which then ran at 3.0;
 // a pair's gatherv of 1 MiB: the region path 163-294 us in the rounds, 66-72 settled). So the
 // rounds end in a confirmation: their winner and its closest rival each run a block of consecutive
-// calls, as a loop runs them, and the block's lower quartile decides (comparison_calls,
-// block_rank).
+// calls, as a loop runs them, and the block's mean decides, its slowest call left out
+// (comparison_calls, block_figure): what a loop of those calls pays.
 //
 // Re-checks: a settled bucket is compared again the same way, rarely (after recheck_first_calls
 // more calls, then after recheck_growth times as many each time), between its choice and the
@@ -23,6 +23,13 @@
 // MPI's call for a rank-order algorithm or back), so a re-check can change how long a call takes,
 // never its result. It catches a trial that the VM's placement, a first touch or an oversubscribed
 // scheduler misled. The confirmation may cross that line: the bucket is not settled before it ends.
+//
+// An MPI still warming up: where the system MPI's call lost a comparison on its block's mean but
+// its block's lower quartile was clearly faster than the choice (a few slow calls in a fast
+// series, as Intel MPI 2021 runs the first few hundred calls of an operation), the bucket's first
+// re-check, after recheck_first_calls more calls (a long-running program), runs recheck_warm_calls
+// untimed calls of MPI's before its block, once per operation: a short program keeps what its
+// calls cost now, a long one gets the MPI's call if it is faster once warm.
 //
 // The key is (operation, power-of-two size bucket): whether the caller's buffers are in cache
 // cannot be known per call, so both share a bucket (a loop reusing its buffers measures hot).
@@ -147,15 +154,17 @@ class online_selector {
   static constexpr std::size_t max_candidates = 8;
   /// Timed calls of each of the two candidates in a comparison (the trial's confirmation, a
   /// re-check), one block after the other, each after one untimed call; each rank takes its
-  /// block's block_rank-th fastest call.
+  /// block's block_figure.
   static constexpr unsigned comparison_calls = 8;
-  /// Which of a block's calls (0: the fastest) stands for it: the third, a lower quartile. Two
-  /// unusually fast calls cannot make it, nor five slow ones (preempted calls), nor an MPI's
-  /// warm-up: Intel MPI 2021
-  /// runs its first ~250 alltoalls of 16 KiB in a period of four, two at 7-23 us and two at 3.0
-  /// (then 2.9-3.6 every call), so a block's median (7.3 us) kept cachecomm's central (3.6)
-  /// where Intel's call settles at 2.8.
-  static constexpr unsigned block_rank = comparison_calls / 4;
+  /// What stands for a block of calls: the mean of all but the slowest, what a loop of those calls
+  /// pays (one preempted call left out). Not a quantile: Intel MPI 2021 runs its first ~300-600
+  /// calls of an operation (counted over all sizes) with two slow calls in every eight, 6-25 us
+  /// against 2.0-2.5 for an allgather of 16-32 KiB, and the preloaded program meets those calls
+  /// where cachecomm served the smaller sizes; the block's lower quartile (2.5 us) hid them, kept
+  /// MPI's call and cost the loop its mean: back to back 7.8-8.6 us a call against central's
+  /// 2.8-4.2 and plain Intel MPI's 2.5-3.7 (allreduce of 16 KiB: 7.6-8.2 against 2.1-2.3 plain).
+  [[nodiscard]] static std::uint64_t block_figure(
+      std::array<std::uint64_t, comparison_calls> block);
   /// The trial's closest rival is confirmed against its winner only when its estimate is at most
   /// this many times the winner's: the rounds misjudged candidates by up to 2.5x.
   static constexpr std::uint64_t confirm_rival_factor = 2;
@@ -188,6 +197,10 @@ class online_selector {
   static constexpr std::uint64_t recheck_first_calls = 1024;
   /// ...and each later re-check after this many times as many calls as the one before.
   static constexpr std::uint64_t recheck_growth = 8;
+  /// Untimed calls of the system MPI's before its block in a warming re-check (see above): Intel
+  /// MPI 2021's allgather still had two slow calls in eight after 100 calls of the operation, few
+  /// after 300 and none after 600 (the trial and the confirmation make 10-15 of them).
+  static constexpr unsigned recheck_warm_calls = 512;
 
   explicit online_selector(online_mode mode = online_mode::off, bool recheck = true,
                            online_metric metric = online_metric::slowest,
@@ -278,11 +291,12 @@ class online_selector {
     choice_source source = choice_source::unused;
     std::int8_t chosen = tuning_choices::none;
     std::uint8_t candidate_count = 0;
-    std::uint8_t round = 0;     ///< rounds completed: each runs every live candidate once
-    std::uint8_t position = 0;  ///< calls of the current round so far
-    std::uint8_t live = 0;      ///< candidates not pruned (the current round's length)
-    std::uint8_t last = 0;      ///< the candidate of the last trial call (record() times it)
-    std::uint8_t warmed = 0;    ///< untimed calls of the current position's candidate so far
+    std::uint8_t round = 0;  ///< rounds completed: each runs every live candidate once
+    /// Calls of the current round, or of the current comparison (a warming one makes hundreds).
+    std::uint16_t position = 0;
+    std::uint8_t live = 0;    ///< candidates not pruned (the current round's length)
+    std::uint8_t last = 0;    ///< the candidate of the last trial call (record() times it)
+    std::uint8_t warmed = 0;  ///< untimed calls of the current position's candidate so far
     bool handshake_due = false;
     std::uint8_t parity = 0;
     std::array<std::int8_t, max_candidates> candidates{};
@@ -302,6 +316,12 @@ class online_selector {
     bool comparing = false;
     std::uint8_t block_timed = 0;  ///< timed calls of the current block so far
     std::array<std::uint64_t, comparison_calls> block{};  ///< this rank's times in the block
+    /// This rank's lower quartile of each candidate's last block (what it costs without its
+    /// slowest quarter of calls: an MPI's warm-up, see above).
+    std::array<std::uint64_t, max_candidates> local_quartile{};
+    /// The next re-check warms the system MPI's call first (runner_up is that call).
+    bool warm_runner_up = false;
+    unsigned block_warm_calls = 1;  ///< untimed calls before the current block
     /// The last comparison's candidates (the choice before it first) and their agreed figures.
     std::array<std::int8_t, 2> compared_choice{tuning_choices::none, tuning_choices::none};
     std::array<agreed_time, 2> compared{};
@@ -320,12 +340,16 @@ class online_selector {
   }
   void end_round(bucket_state& state, tuned_op op, const agree_function& agree);
   /// The call a running comparison makes: the choice's block, then the runner-up's.
-  static online_plan comparison_call(bucket_state& state);
+  online_plan comparison_call(bucket_state& state, tuned_op op);
   static void begin_comparison(bucket_state& state);
   /// After a comparison's last call: agrees on both blocks' figures, keeps the choice unless the
   /// other is clearly faster; ends the trial (the confirmation) or counts a re-check; plans the
   /// next.
-  void end_comparison(bucket_state& state, tuned_op op, const agree_function& agree) const;
+  void end_comparison(bucket_state& state, tuned_op op, const agree_function& agree);
+  /// After a comparison whose loser is the system MPI's call: whether that call was clearly faster
+  /// than the choice without its slowest quarter of calls (two more handshakes), so that the
+  /// bucket's next re-check warms it (only where a re-check can pick it, once per operation).
+  void note_warming_mpi(bucket_state& state, tuned_op op, const agree_function& agree);
   /// The lowest slowest-rank time of the candidates not pruned (no_time: none measured).
   [[nodiscard]] static std::uint64_t best_slowest(const bucket_state& state);
   /// Whether candidate i's slowest rank keeps it in the contest (online_metric::average).
@@ -360,6 +384,8 @@ class online_selector {
   online_metric m_metric = online_metric::slowest;
   bool m_oversubscribed = false;
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
+  /// Operations whose system MPI call a re-check has warmed (recheck_warm_calls) already.
+  std::array<bool, tuned_op_count> m_mpi_warmed{};
   std::array<rule_memo, tuned_op_count> m_rule_memo{};
 };
 

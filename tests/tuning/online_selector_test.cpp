@@ -37,11 +37,13 @@ struct bucket_driver {
   /// What the other rank reports at a handshake where this rank reports a given time (the times of
   /// the candidates differ, so a time names its candidate); absent: the same time as this rank.
   std::map<std::uint64_t, std::uint64_t> other_rank;
-  std::vector<std::int8_t> ran;  ///< the candidate of every timed trial call
-  int warm_ups = 0;              ///< untimed trial calls (warm-up and block starts)
+  std::vector<std::int8_t> ran;         ///< the candidate of every timed trial call
+  int warm_ups = 0;                     ///< untimed trial calls (warm-up and block starts)
+  std::map<std::int8_t, int> calls_of;  ///< every call of each candidate, timed or not
   /// Every call while the bucket was on trial: its candidate, and whether it was timed.
   std::vector<std::pair<std::int8_t, bool>> trial_calls;
   int handshakes = 0;
+  std::map<std::size_t, int> bucket_handshakes;
   int candidate_lists = 0;
 
   online_plan call() {
@@ -52,7 +54,10 @@ struct bucket_driver {
           return candidates;
         },
         [&](std::uint64_t mine, unsigned parity) {
-          EXPECT_EQ(parity, static_cast<unsigned>(handshakes % 2));
+          // The parity alternates per bucket.
+          int& in_bucket = bucket_handshakes[tuning_choices::bucket_of(bytes)];
+          EXPECT_EQ(parity, static_cast<unsigned>(in_bucket % 2));
+          ++in_bucket;
           ++handshakes;
           const auto found = other_rank.find(mine);
           const std::uint64_t other = found == other_rank.end() ? mine : found->second;
@@ -64,6 +69,7 @@ struct bucket_driver {
     if (selector.source_of(op, bytes) == choice_source::trial)
       trial_calls.emplace_back(plan.choice, plan.trial);
     if (plan.warm_up) ++warm_ups;
+    ++calls_of[plan.choice];
     if (plan.trial) {
       ran.push_back(plan.choice);
       const int before = plan.choice == previous ? streak : 0;
@@ -103,14 +109,15 @@ TEST(OnlineSelector, TriesEveryCandidateOncePerRoundInAnOrderThatChangesAndKeeps
   EXPECT_TRUE(rounds[1] != rounds[0] || rounds[2] != rounds[0]);
   EXPECT_EQ(driver.candidate_lists, 1);
   // After round 0 and round 1 (every candidate's first call and best of two, to prune), after
-  // the last round, and one per candidate after the confirmation.
-  EXPECT_EQ(driver.handshakes, 4 + 4 + 4 + 2);
+  // the last round, one per candidate after the confirmation, and one for the lower quartile of
+  // the system MPI's call, which lost the confirmation (note_warming_mpi).
+  EXPECT_EQ(driver.handshakes, 4 + 4 + 4 + 2 + 1);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
   // Settled: no more trials, no more handshakes.
   const online_plan next = driver.call();
   EXPECT_FALSE(next.trial);
   EXPECT_EQ(next.choice, 2);
-  EXPECT_EQ(driver.handshakes, 14);
+  EXPECT_EQ(driver.handshakes, 15);
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
   EXPECT_NE(line.find("bcast 4 KiB..8 KiB: double-buffer (measured online:"), std::string::npos)
       << line;
@@ -384,25 +391,90 @@ TEST(OnlineSelector, TheConfirmationKeepsTheRivalThatRunsFasterInALoop) {
   EXPECT_EQ(driver.selector.runner_up(driver.op, driver.bytes), mpi);
 }
 
-TEST(OnlineSelector, AnMpiWarmingUpInAPeriodOfFourKeepsTheBucketItSettlesFastestIn) {
-  // Intel MPI 2021's first ~250 alltoalls of 16 KiB: of every four calls the first and the
-  // fourth slow, the middle two fast (then fast every call). A block of 8 is half slow: its
-  // median would keep candidate 1 (300 ns) over MPI's call, which settles at 250.
-  bucket_driver driver;
-  driver.op = tuned_op::alltoall;
-  driver.times = {{1, 300}, {2, 700}, {3, 900}};
-  driver.timing = [&](std::int8_t choice, int streak) -> std::uint64_t {
-    if (choice != mpi) return driver.times[choice];
-    const int phase = streak % 4;  // calls of MPI in a row before this one
-    return phase == 0 || phase == 3 ? 1000 : 250;
-  };
-  ASSERT_NO_FATAL_FAILURE(settle(driver));
-  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi)
-      << driver.selector.describe(driver.op, driver.bytes);
+/// Calls until the bucket has settled again after a re-check that `start` more calls begin (at
+/// most `limit`); the untimed calls it made.
+int run_recheck(bucket_driver& driver, int limit = 2000) {
+  const int warm_before = driver.warm_ups;
+  for (int calls = 0; calls < limit; ++calls) {
+    driver.call();
+    if (calls > 0 && driver.selector.describe(driver.op, driver.bytes).find("re-checking now") ==
+                         std::string::npos)
+      return driver.warm_ups - warm_before;
+  }
+  ADD_FAILURE() << "the re-check never ends";
+  return -1;
 }
 
-TEST(OnlineSelector, ABlocksQuartileIgnoresOutliers) {
-  // The rival's second timed call of its block is 10x (a preempted call): the quartile is not.
+/// As Intel MPI 2021's first calls of an operation: of every four calls in a row the first and
+/// the fourth slow (1000 ns), the middle two fast (250), for its first `warm_up` calls of the
+/// operation (all sizes), then 250 every call. Candidate 1 takes 300, 2 and 3 are slower.
+void time_warming_mpi(bucket_driver& driver, int warm_up) {
+  driver.times = {{1, 300}, {2, 700}, {3, 900}};
+  driver.timing = [&driver, warm_up](std::int8_t choice, int streak) -> std::uint64_t {
+    if (choice != mpi) return driver.times[choice];
+    const int phase = streak % 4;  // calls of MPI in a row before this one
+    return driver.calls_of[mpi] > warm_up || (phase != 0 && phase != 3) ? 250 : 1000;
+  };
+}
+
+TEST(OnlineSelector, AnMpiStillWarmingUpLosesTheTrialAndWinsTheWarmingReCheck) {
+  // The trial's block of MPI's calls is half slow: its mean (571 ns) keeps candidate 1, as a loop
+  // of those calls would pay. Its lower quartile (250) marks it as warming: the first re-check,
+  // 1024 calls later, runs recheck_warm_calls untimed calls of it first, and then it wins.
+  bucket_driver driver;
+  driver.op = tuned_op::alltoall;
+  time_warming_mpi(driver, 250);
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  ASSERT_EQ(driver.selector.settled(driver.op, driver.bytes), 1)
+      << driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_EQ(driver.selector.runner_up(driver.op, driver.bytes), mpi);
+  // A short program keeps candidate 1: nothing changes before the first re-check.
+  EXPECT_EQ(calls_until_recheck(driver, 5000), online_selector::recheck_first_calls - 1);
+  EXPECT_EQ(run_recheck(driver), static_cast<int>(1 + online_selector::recheck_warm_calls) - 1)
+      << "the choice's block starts with one untimed call (counted by calls_until_recheck), MPI's "
+         "with recheck_warm_calls";
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi)
+      << driver.selector.describe(driver.op, driver.bytes);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("re-checked 1x, 1 switched"), std::string::npos) << line;
+}
+
+TEST(OnlineSelector, AWarmingReCheckRunsOncePerOperationAndNeverForAReduction) {
+  // MPI's calls never settle here: the warming re-check keeps candidate 1, and a second bucket of
+  // the same operation, marked alike, gets plain re-checks.
+  // Both buckets settle (and are marked) before either is re-checked, as in a program that
+  // calls both sizes from the start.
+  bucket_driver driver;
+  driver.op = tuned_op::allgather;
+  time_warming_mpi(driver, 1 << 30);
+  for (const std::size_t bytes : {4096, 65536}) {
+    driver.bytes = bytes;
+    ASSERT_NO_FATAL_FAILURE(settle(driver));
+    ASSERT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+    EXPECT_EQ(driver.selector.runner_up(driver.op, driver.bytes), mpi);
+  }
+  driver.bytes = 4096;
+  calls_until_recheck(driver, 5000);
+  EXPECT_EQ(run_recheck(driver), static_cast<int>(online_selector::recheck_warm_calls));
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+  driver.bytes = 65536;
+  calls_until_recheck(driver, 5000);
+  EXPECT_EQ(run_recheck(driver), 1) << "one untimed call before the runner-up's block";
+  // A reduction settled on a rank-order algorithm never re-checks against MPI's call, so it
+  // neither warms it nor asks for its quartile (no handshake beyond the confirmation's two).
+  bucket_driver reduction;
+  reduction.op = tuned_op::allreduce;
+  reduction.candidates = {1, mpi, 2};
+  time_warming_mpi(reduction, 1 << 30);
+  ASSERT_NO_FATAL_FAILURE(settle(reduction));
+  ASSERT_EQ(reduction.selector.settled(reduction.op, reduction.bytes), 1);
+  EXPECT_EQ(reduction.selector.runner_up(reduction.op, reduction.bytes), 2);
+  EXPECT_EQ(reduction.handshakes, 3 + 3 + 3 + 2);
+}
+
+TEST(OnlineSelector, ABlocksFigureLeavesOutItsSlowestCall) {
+  // The rival's second timed call of its block is 10x (a preempted call): the block's figure, the
+  // mean of its other calls, is not.
   bucket_driver driver;
   driver.times = {{1, 500}, {2, 700}, {3, 900}, {mpi, 420}};
   int mpi_calls = 0;
