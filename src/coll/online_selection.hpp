@@ -102,9 +102,14 @@ class online_selector {
   /// the other core's cache, weighed on the next one: up to 1.8x in cachecomm-bench with a fixed
   /// order).
   static constexpr unsigned samples_per_candidate = 3;
-  /// A candidate whose best of its first prune_after_calls calls took more than this many times
-  /// the fastest candidate's (at the slowest rank) gets no more calls.
-  static constexpr std::uint64_t prune_factor = 4;
+  /// A candidate whose best of its first prune_after_calls calls (the second one warmed) took
+  /// more than this many times the fastest candidate's (at the slowest rank) gets no more calls:
+  /// the confirmation would not compare it with the winner anyway (confirm_rival_factor). Not 4
+  /// (until session 21): the candidates 2-4x behind ran every round, and OSU's and a back-to-back
+  /// loop's 60-110 calls of a large size carried them (broadcast of 128-512 KiB at 2 ranks: 53
+  /// trial calls, tree, slots and double-buffer 2.5-3x single copy's time in each of their 5; the
+  /// loop took 2x what single copy takes).
+  static constexpr std::uint64_t prune_factor = 2;
   /// One of cachecomm's own algorithms whose first call took more than this many times the
   /// fastest candidate's gets no second. On a 16-core Xeon at 16 ranks the single-copy broadcast
   /// took 8-12x the double-buffer's time at 16 KiB-8 MiB (every reader pins the root's pages) and
@@ -142,7 +147,7 @@ class online_selector {
   /// the central and double-buffer broadcasts), and an OSU run of 20-100 calls a size paid two
   /// calls of each: 2x slower preloaded than settled. An MPI's slow first call (the reason for
   /// early_prune_factor) does not matter there: MPIs that spin lose oversubscribed anyway.
-  static constexpr std::uint64_t oversubscribed_first_prune_factor = prune_factor;
+  static constexpr std::uint64_t oversubscribed_first_prune_factor = 4;
   /// Another candidate replaces the rules' choice only if its estimate is this many percent lower.
   static constexpr std::uint64_t switch_margin_percent = 10;
   /// online_metric::average: a candidate competes only while its slowest rank is at most this many
