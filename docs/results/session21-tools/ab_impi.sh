@@ -1,0 +1,26 @@
+#!/bin/bash
+# Session 21: rounds x {plain, before, after} x benchmarks under Intel MPI, 2 ranks, the order
+# rotated per round; prints "variant bench size us round state" (state: region_exchange_probe's
+# 32 KiB exchange in us, /tmp/p/xchg from session19-tools, ~2 usual, >4 the VM's slow state).
+# "before" and "after" are copies of build/mpi-impi's libcachecomm.so* and libcachecomm_mpi.so*
+# in /tmp/before-impi and /tmp/after-impi. ab_impi.sh ROUNDS "benches" [MIN:MAX]
+# (benches: OSU names, or b2b-<op> for cachecomm-b2b-bench); summarize with ab_median.py.
+rounds=$1; benches=$2; range=${3:-1:262144}
+M=/opt/mpi-peers; W=/work/main
+IM="env PATH=$M/impi/bin:$PATH I_MPI_ROOT=$M/impi I_MPI_FABRICS=shm $M/impi/bin/mpirun -n 2 -host localhost -ppn 2"
+variants=(plain before after)
+for r in $(seq 1 $rounds); do
+  for b in $benches; do
+    for k in 0 1 2; do
+      v=${variants[$(( (k + r) % 3 ))]}
+      pre=""; [ $v != plain ] && pre="-genv LD_LIBRARY_PATH /tmp/$v-impi -genv LD_PRELOAD /tmp/$v-impi/libcachecomm_mpi.so"
+      T=""; case $b in *reduce*) T="-T mpi_float";; esac
+      case $b in
+        b2b-*) cmd="$W/build/mpi-impi/bench/cachecomm-b2b-bench --op ${b#b2b-} -m $range";;
+        *) cmd="$M/osu-impi/c/mpi/collective/blocking/osu_$b -m $range $T";;
+      esac
+      st=$(/tmp/p/xchg 32768 300 64 | head -1 | awk '{print $7}')
+      $IM $pre $cmd 2>/dev/null | awk -v v=$v -v b=$b -v r=$r -v st=$st '/^[0-9]/ && $1>=8192 {print v, b, $1, $2, r, st}'
+    done
+  done
+done
