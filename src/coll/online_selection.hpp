@@ -158,8 +158,8 @@ class online_selector {
   static constexpr std::uint64_t slowest_margin_percent = 25;
   static constexpr std::size_t max_candidates = 8;
   /// Timed calls of each of the two candidates in a comparison (the trial's confirmation, a
-  /// re-check), one block after the other, each after one untimed call; each rank takes its
-  /// block's block_figure.
+  /// re-check), one block after the other, each after one untimed call (a warming re-check's
+  /// second block: recheck_warm_calls); each rank takes its block's block_figure.
   static constexpr unsigned comparison_calls = 8;
   /// What stands for a block of calls: the mean of all but the slowest, what a loop of those calls
   /// pays (one preempted call left out). Not a quantile: Intel MPI 2021 runs its first ~300-600
@@ -352,8 +352,9 @@ class online_selector {
   /// next.
   void end_comparison(bucket_state& state, tuned_op op, const agree_function& agree);
   /// After a comparison whose loser is the system MPI's call: whether that call was clearly faster
-  /// than the choice without its slowest quarter of calls (two more handshakes), so that the
-  /// bucket's next re-check warms it (only where a re-check can pick it, once per operation).
+  /// than the choice without its slowest quarter of calls (one more handshake, on its quartile),
+  /// so that the bucket's next re-check warms it (only where a re-check can pick it, once per
+  /// operation).
   void note_warming_mpi(bucket_state& state, tuned_op op, const agree_function& agree);
   /// The lowest slowest-rank time of the candidates not pruned (no_time: none measured).
   [[nodiscard]] static std::uint64_t best_slowest(const bucket_state& state);
