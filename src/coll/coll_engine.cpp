@@ -124,6 +124,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.adaptive_stores = settings.streaming == streaming_choice::adaptive ||
                              (settings.streaming == streaming_choice::automatic &&
                               !m_oversubscribed && store_modes_adapt_by_default());
+  m_tuning.amd_cpu = cpu_is_amd();
   m_tuning.allgather_staging = settings.allgather_staging;
   m_tuning.broadcast = settings.broadcast;
   m_tuning.reduce = settings.reduce;

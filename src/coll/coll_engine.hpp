@@ -38,7 +38,8 @@ struct coll_tuning {
   /// gather-reduce's allreduce staging chooses its store mode per call from the measured call
   /// times (store_mode.hpp) instead of following streaming_stores
   bool adaptive_stores = false;
-  bool check = false;  ///< verify matching arguments across ranks
+  bool amd_cpu = false;  ///< cpu_is_amd(): some built-in rules were measured only there
+  bool check = false;    ///< verify matching arguments across ranks
   // CACHECOMM_BCAST / _REDUCE / _ALLREDUCE / _ALLGATHER (automatic: selection.hpp)
   broadcast_algorithm broadcast = broadcast_algorithm::automatic;
   reduce_algorithm reduce = reduce_algorithm::automatic;

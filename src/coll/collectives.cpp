@@ -706,6 +706,7 @@ selection_input selection_for(comm& c, const coll_engine& engine, std::size_t by
   input.measured = &tuning_of(c.impl()).choices;
   input.mpi = running_mpi_family();
   input.streaming_stores = engine.tuning().streaming_stores;
+  input.amd_cpu = engine.tuning().amd_cpu;
   return input;
 }
 

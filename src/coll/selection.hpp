@@ -97,9 +97,9 @@ inline constexpr int oversubscribed_gather_reduce_max_ranks = 8;
 /// this: every rank reads every input, in one phase instead of reduce-scatter's two
 /// (select_reduce).
 inline constexpr std::size_t oversubscribed_gather_allreduce_max_total = 64U << 10;
-/// Reduce and allreduce through slots up to this size at 2 ranks on their own cores where the
-/// shared region streams (AMD); gather-reduce above it.
-inline constexpr std::size_t streaming_pair_slot_reduce_max_bytes = 512;
+/// Reduce and allreduce through slots up to this size at 2 ranks on their own cores on AMD;
+/// gather-reduce above it.
+inline constexpr std::size_t amd_pair_slot_reduce_max_bytes = 512;
 }  // namespace thresholds
 
 /// Whether the caller's buffers are in this core's cache. Today's rules hold for both (they were
@@ -117,8 +117,11 @@ struct selection_input {
   /// The MPI the process runs on: a few built-in rules hand calls to one implementation's own
   /// collective where it was measured faster (system_mpi_reason).
   mpi_library_family mpi = mpi_library_family::unknown;
-  /// Copies into the shared region bypass the caches (streaming stores; AMD by default).
+  /// Copies into the shared region bypass the caches (streaming stores:
+  /// CACHECOMM_STREAMING_STORES=1).
   bool streaming_stores = false;
+  /// The CPU is an AMD one: rules measured only on the AMD EPYC VM apply (cpu_is_amd).
+  bool amd_cpu = false;
 };
 
 template <typename Algorithm>
@@ -239,14 +242,18 @@ inline selection<reduce_algorithm> select_reduce(const selection_input& input,
   // From 1 KiB to a slot's 4 KiB, at 2 ranks on the AMD EPYC VM (3 runs, same-run medians, hot and
   // cold, per call and back to back; time over the fastest candidate's): slots 1.11-1.27, gather-
   // reduce 1.00-1.05; at 512 B they tie (slots 1.00-1.03, gather-reduce 1.00-1.44). Not measured
-  // on the Xeon, so only where the region streams, as the broadcast rule that was.
+  // on the Xeon, so only on AMD. Measured with streaming stores into the region; with the
+  // ordinary stores that became the default (session 21, 4 runs of cachecomm-bench and 3 OSU
+  // rounds, forced side by side): allreduce of 2-4 KiB 0.38-0.77 us against the slots' 0.40-2.46
+  // per call (OSU) and 0.29-0.73 against 0.44-0.93 back to back, 512 B-1 KiB within 10 %, reduce
+  // of 2-4 KiB 0.22-0.41 against 0.29-0.66. Until then the rule asked for streaming stores, the
+  // AMD default it stood for, and no longer applied.
   // Reduce-scatter measured 10-20 % faster from 6 to 16 KiB here, but in some processes it took
   // 5-9x as long at 16-24 KiB (24 KiB: 18-38 us against 3.5-4.5 for gather-reduce, which never
   // showed it; seen with the send and receive buffers at the same offset within a page, and not
   // in every such process): gather-reduce stays, the steadier of the two.
-  const bool pair_prefers_gather = selection_rules::on_own_cores_in_pair(node) &&
-                                   input.streaming_stores &&
-                                   input.bytes > thresholds::streaming_pair_slot_reduce_max_bytes;
+  const bool pair_prefers_gather = selection_rules::on_own_cores_in_pair(node) && input.amd_cpu &&
+                                   input.bytes > thresholds::amd_pair_slot_reduce_max_bytes;
   // An allreduce up to a slot's payload with more than 2 ranks on their own cores (the two rules
   // below; a rooted reduce keeps the slots, whose other ranks post and leave).
   const bool small_many_rank_allreduce = !rooted &&

@@ -10,13 +10,20 @@
 
 namespace cachecomm::detail {
 
+bool cpu_is_amd() {
+  static const bool amd = [] {
+    unsigned int highest = 0;
+    unsigned int vendor[3] = {0, 0, 0};
+    if (__get_cpuid(0, &highest, &vendor[0], &vendor[2], &vendor[1]) == 0) return false;
+    char name[13] = {};
+    copy_memory(name, vendor, sizeof vendor);
+    return std::strcmp(name, "AuthenticAMD") == 0;
+  }();
+  return amd;
+}
+
 bool store_modes_adapt_by_default() {
-  unsigned int highest = 0;
-  unsigned int vendor[3] = {0, 0, 0};
-  if (__get_cpuid(0, &highest, &vendor[0], &vendor[2], &vendor[1]) == 0) return false;
-  char name[13] = {};
-  copy_memory(name, vendor, sizeof vendor);
-  return std::strcmp(name, "AuthenticAMD") == 0;
+  return cpu_is_amd();
 }
 
 void stream_to_shared(void* destination, const void* source, std::size_t bytes) {

@@ -19,6 +19,10 @@ void copy_to_shared(void* destination, const void* source, std::size_t bytes, bo
 /// pieces (each straight after computing it, while it is in L1) and fences once before publishing.
 void stream_to_shared(void* destination, const void* source, std::size_t bytes);
 
+/// Whether the CPU is an AMD one (CPUID's vendor: a few built-in rules were measured only on the
+/// AMD EPYC VM). Read once: CPUID traps to the hypervisor in a VM.
+[[nodiscard]] bool cpu_is_amd();
+
 /// CACHECOMM_STREAMING_STORES=auto (when not oversubscribed): whether gather-reduce's allreduce
 /// staging measures streaming against ordinary stores per call (store_mode.hpp). AMD, where the
 /// faster of the two changed with the vCPU placement; not Intel, where a Sapphire Rapids VM took

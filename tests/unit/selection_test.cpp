@@ -193,26 +193,36 @@ TEST(selection, reduce_table) {
   }
 }
 
-TEST(selection, pair_reduces_above_512_bytes_by_gather_reduce_where_the_region_streams) {
-  auto streaming = [](std::size_t bytes, node_case node, bool rooted) {
+TEST(selection, pair_reduces_above_512_bytes_by_gather_reduce_on_amd) {
+  auto on_amd = [](std::size_t bytes, node_case node, bool rooted) {
     selection_input input = input_of(bytes, node);
+    input.amd_cpu = true;
+    return select_reduce(input, reduce_algorithm::automatic, rooted).algorithm;
+  };
+  // The CPU decides, not the store mode (the rule asked for streaming stores until session 21,
+  // after they had stopped being AMD's default): another CPU keeps the slots even where the
+  // region streams.
+  auto elsewhere_streaming = [](std::size_t bytes, bool rooted) {
+    selection_input input = input_of(bytes, pair);
     input.streaming_stores = true;
     return select_reduce(input, reduce_algorithm::automatic, rooted).algorithm;
   };
-  const std::size_t limit = thresholds::streaming_pair_slot_reduce_max_bytes;
+  const std::size_t limit = thresholds::amd_pair_slot_reduce_max_bytes;
+  for (const bool rooted : {true, false})
+    EXPECT_EQ(elsewhere_streaming(2048, rooted), reduce_algorithm::slots) << rooted;
   for (const bool rooted : {true, false}) {
-    EXPECT_EQ(streaming(8, pair, rooted), reduce_algorithm::slots);
-    EXPECT_EQ(streaming(limit, pair, rooted), reduce_algorithm::slots);
-    EXPECT_EQ(streaming(limit + 1, pair, rooted), reduce_algorithm::gather_reduce);
-    EXPECT_EQ(streaming(thresholds::slot_message_bytes, pair, rooted),
+    EXPECT_EQ(on_amd(8, pair, rooted), reduce_algorithm::slots);
+    EXPECT_EQ(on_amd(limit, pair, rooted), reduce_algorithm::slots);
+    EXPECT_EQ(on_amd(limit + 1, pair, rooted), reduce_algorithm::gather_reduce);
+    EXPECT_EQ(on_amd(thresholds::slot_message_bytes, pair, rooted),
               reduce_algorithm::gather_reduce);
     // Other shapes keep the slots up to a slot's payload (an allreduce of more ranks on their
     // own cores up to 512 B: reduce_table).
-    EXPECT_EQ(streaming(rooted ? thresholds::slot_message_bytes
-                               : thresholds::many_ranks_slot_allreduce_max_bytes,
-                        three, rooted),
+    EXPECT_EQ(on_amd(rooted ? thresholds::slot_message_bytes
+                            : thresholds::many_ranks_slot_allreduce_max_bytes,
+                     three, rooted),
               reduce_algorithm::slots);
-    EXPECT_EQ(streaming(thresholds::slot_message_bytes, pair_oversubscribed, rooted),
+    EXPECT_EQ(on_amd(thresholds::slot_message_bytes, pair_oversubscribed, rooted),
               reduce_algorithm::slots);
   }
 }
