@@ -4,7 +4,8 @@
 # 32 KiB exchange in us, /tmp/p/xchg from session19-tools, ~2 usual, >4 the VM's slow state).
 # "before" and "after" are copies of build/mpi-impi's libcachecomm.so* and libcachecomm_mpi.so*
 # in /tmp/before-impi and /tmp/after-impi. ab_impi.sh ROUNDS "benches" [MIN:MAX]
-# (benches: OSU names, or b2b-<op> for cachecomm-b2b-bench); summarize with ab_median.py.
+# (benches: OSU names, or b2b-<op> for cachecomm-b2b-bench); sizes from $MIN (8192) are kept;
+# summarize with ab_median.py.
 rounds=$1; benches=$2; range=${3:-1:262144}
 M=/opt/mpi-peers; W=/work/main
 IM="env PATH=$M/impi/bin:$PATH I_MPI_ROOT=$M/impi I_MPI_FABRICS=shm $M/impi/bin/mpirun -n 2 -host localhost -ppn 2"
@@ -20,7 +21,7 @@ for r in $(seq 1 $rounds); do
         *) cmd="$M/osu-impi/c/mpi/collective/blocking/osu_$b -m $range $T";;
       esac
       st=$(/tmp/p/xchg 32768 300 64 | head -1 | awk '{print $7}')
-      $IM $pre $cmd 2>/dev/null | awk -v v=$v -v b=$b -v r=$r -v st=$st '/^[0-9]/ && $1>=8192 {print v, b, $1, $2, r, st}'
+      $IM $pre $cmd 2>/dev/null | awk -v v=$v -v b=$b -v r=$r -v st=$st '/^[0-9]/ && $1>=(ENVIRON["MIN"] ? ENVIRON["MIN"] : 8192) {print v, b, $1, $2, r, st}'
     done
   done
 done

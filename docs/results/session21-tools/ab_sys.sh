@@ -16,7 +16,7 @@ for r in $(seq 1 $rounds); do
         *) cmd="$M/osu-system/c/mpi/collective/blocking/osu_$b -m $range $T";;
       esac
       st=$(/tmp/p/xchg 32768 300 64 | head -1 | awk '{print $7}')
-      $IM $pre $cmd 2>/dev/null | awk -v v=$v -v b=$b -v r=$r -v st=$st '/^[0-9]/ && $1>=8192 {print v, b, $1, $2, r, st}'
+      $IM $pre $cmd 2>/dev/null | awk -v v=$v -v b=$b -v r=$r -v st=$st '/^[0-9]/ && $1>=(ENVIRON["MIN"] ? ENVIRON["MIN"] : 8192) {print v, b, $1, $2, r, st}'
     done
   done
 done
