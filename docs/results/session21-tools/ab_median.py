@@ -1,4 +1,4 @@
-# Session 21: medians per (bench, size, variant) of ab_impi.sh / ab_sys.sh output, samples in the
+# Session 21: medians per (bench, size, variant) of ab_rounds.sh output, samples in the
 # slow state (probe > 4 us) left out; ratios plain/before, plain/after, before/after.
 import sys, collections, statistics
 d = collections.defaultdict(list)
