@@ -45,6 +45,8 @@ void coll_engine::begin_call(call_kind kind, std::size_t bytes, datatype type, s
   std::atomic_ref<std::uint64_t>(line_bytes(line)).store(m_call.bytes, std::memory_order_relaxed);
   std::atomic_ref<std::int32_t>(line_root(line)).store(m_call.root, std::memory_order_relaxed);
   line.value.store(m_call.number, std::memory_order_release);
+  // After the line: a rank that waits here for a peer in a mismatched call finds it there.
+  if (!m_region_ready && may_use_region(kind, bytes)) prepare_region();
 }
 
 bool coll_engine::read_call_line(int rank, call_description& seen) const {

@@ -3,6 +3,7 @@
 #include "coll/coll_engine.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -146,6 +147,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   const std::size_t done = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t address = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   const std::size_t call_lines = layout.reserve(slot_array<padded_flag>::bytes_for(size));
+  const std::size_t prepared = layout.reserve(slot_array<padded_flag>::bytes_for(size));
   m_trial_stride = round_up(trial_values_per_rank * sizeof(std::uint64_t), cache_line_size) /
                    sizeof(std::uint64_t);
   const std::size_t trial_bytes = size * m_trial_stride * sizeof(std::uint64_t);
@@ -155,13 +157,18 @@ coll_engine::coll_engine(comm_impl& impl) {
   const std::size_t slots = layout.reserve(m_slot_ring * size * slot_stride, 4096);
   const std::size_t small_slots =
       layout.reserve(m_small_slot_ring * size * small_slot_stride, 4096);
-  const std::size_t data = layout.reserve(2 * m_half_bytes, 4096);
-  m_segment = shm_segment(impl.node(), layout.size());
+  // The data region last: its page tables are filled at its first use (prepare_region), not
+  // here. Filling them took 2.8-3.1 ms of a communicator's first collective (4 MiB, 2 ranks, EPYC
+  // VM), which a communicator whose calls all fit the slots never needs.
+  m_region_offset = layout.reserve(2 * m_half_bytes, 4096);
+  m_segment = shm_segment(impl.node(), layout.size(), {}, {.leading_bytes = m_region_offset});
   m_posted = slot_array<padded_flag>(m_segment.bytes_at(posted, size * cache_line_size), size);
   m_done = slot_array<padded_flag>(m_segment.bytes_at(done, size * cache_line_size), size);
   m_address = slot_array<padded_flag>(m_segment.bytes_at(address, size * cache_line_size), size);
   m_call_lines =
       slot_array<padded_flag>(m_segment.bytes_at(call_lines, size * cache_line_size), size);
+  m_region_prepared =
+      slot_array<padded_flag>(m_segment.bytes_at(prepared, size * cache_line_size), size);
   m_check.inspect = [](void* engine, int waited_node_rank, wait_check::ready_function ready,
                        void* ready_context) {
     static_cast<coll_engine*>(engine)->inspect_peers(waited_node_rank, ready, ready_context);
@@ -170,16 +177,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_trial_values = reinterpret_cast<std::uint64_t*>(m_segment.bytes_at(trial_values, trial_bytes));
   m_slots = m_segment.bytes_at(slots, m_slot_ring * size * slot_stride);
   m_small_slots = m_segment.bytes_at(small_slots, m_small_slot_ring * size * small_slot_stride);
-  m_region = m_segment.bytes_at(data, 2 * m_half_bytes);
-  // Each rank writes its own part of both halves once, where the region ring puts its areas, and
-  // the ranks wait for each other (a ring broadcast's root may write any part from its first call
-  // on). Untouched, the deep ring's lines came from memory for the first pass through it, and
-  // online selection's trial, which times a candidate's early calls, took central alltoall of 128
-  // KiB at 20-25 us against 11-12 settled (2 ranks, EPYC VM) and kept single copy at 15-21.
-  const std::size_t own_part = m_half_bytes / size;
-  for (std::uint32_t half = 0; half < 2; ++half)
-    std::memset(region(half) + static_cast<std::size_t>(m_rank) * own_part, 0, own_part);
-  CACHECOMM_MPI(MPI_Barrier(impl.node()));
+  m_region = m_segment.bytes_at(m_region_offset, 2 * m_half_bytes);
   m_inputs.resize(size);
   m_addresses.resize(size);
   m_peer_words.resize(peer_words * size);
@@ -188,6 +186,48 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_cross = &impl.single_copy();
   m_cma = m_cross->can_read();
   m_cma_push = m_cross->can_read() && m_cross->can_write();
+}
+
+void coll_engine::prepare_region() {
+  // Reserves the region's memory too (shm_segment::populate): a rank that finds none tells the
+  // others through its flag, and every rank fails the call naming it, rather than one SIGBUS.
+  constexpr std::uint32_t prepared = 1;
+  constexpr std::uint32_t failed = 2;
+  // Its own part of each half first: the ranks allocate the region's pages side by side, then
+  // map the others' (1 ms less than all of them at once, 2 ranks).
+  const std::size_t own_part = m_half_bytes / static_cast<std::size_t>(m_size);
+  int error = 0;
+  for (std::uint32_t half = 0; half < 2 && error == 0; ++half) {
+    error = m_segment.populate(
+        m_region_offset + half * m_half_bytes + static_cast<std::size_t>(m_rank) * own_part,
+        own_part);
+  }
+  if (error == 0) error = m_segment.populate(m_region_offset, 2 * m_half_bytes);
+  if (error != 0) {
+    m_wait->publish(m_region_prepared[static_cast<std::size_t>(m_rank)].value, failed);
+    throw system_error("cachecomm: reserving the " + std::to_string(2 * m_half_bytes) +
+                           "-byte data region of a communicator's collectives",
+                       error);
+  }
+  // Each rank writes its own part of both halves once, where the region ring puts its areas, and
+  // the ranks wait for each other (a ring broadcast's root may write any part from its first call
+  // on). Untouched, the deep ring's lines came from memory for the first pass through it, and
+  // online selection's trial, which times a candidate's early calls, took central alltoall of 128
+  // KiB at 20-25 us against 11-12 settled (2 ranks, EPYC VM) and kept single copy at 15-21.
+  for (std::uint32_t half = 0; half < 2; ++half)
+    std::memset(region(half) + static_cast<std::size_t>(m_rank) * own_part, 0, own_part);
+  m_wait->publish(m_region_prepared[static_cast<std::size_t>(m_rank)].value, prepared);
+  for (int rank = 0; rank < m_size; ++rank) {
+    if (rank == m_rank) continue;
+    const auto& flag = m_region_prepared[static_cast<std::size_t>(rank)].value;
+    wait_for(flag, prepared, rank, "the data region's first use");
+    if (flag.load(std::memory_order_acquire) == failed) {
+      throw system_error("cachecomm: node rank " + std::to_string(rank) +
+                             " could not reserve the data region of a communicator's collectives",
+                         ENOMEM);
+    }
+  }
+  m_region_ready = true;
 }
 
 coll_engine::~coll_engine() {

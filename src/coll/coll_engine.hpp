@@ -252,6 +252,17 @@ class coll_engine {
   /// one place every path of every collective shares.
   void begin_call(call_kind kind, std::size_t bytes, datatype type, std::uint32_t op,
                   int root = -1);
+  /// Whether a call of this description may go through the data region: every call but those the
+  /// small slots carry (the vector calls' byte counts are known only inside the call).
+  [[nodiscard]] static bool may_use_region(call_kind kind, std::size_t bytes) {
+    return bytes > small_slot_payload || kind == call_kind::gatherv ||
+           kind == call_kind::scatterv || kind == call_kind::alltoallv ||
+           kind == call_kind::allgatherv;
+  }
+  /// The data region's first use on this communicator (from begin_call, so every node rank comes
+  /// here in the same call): fills this rank's page tables for it, writes its own part of both
+  /// halves once, and waits until every rank has.
+  void prepare_region();
   /// Announces the call (begin_call) and waits until every node rank announced one with this
   /// number; throws mismatch_error when a rank describes it differently.
   void agree_on_call(tuned_op op, std::size_t bytes, datatype type, std::uint32_t operation);
@@ -428,7 +439,10 @@ class coll_engine {
   slot_array<padded_flag>
       m_address;  // single copy: each rank's buffer address (word 0), root's failed push (word 1)
   std::byte* m_slots = nullptr;  // [step % slot_ring][rank] slots of 4096 bytes: sequence + payload
-  std::byte* m_region = nullptr;  // two halves of m_half_bytes
+  std::byte* m_region = nullptr;              // two halves of m_half_bytes
+  std::size_t m_region_offset = 0;            // in the segment
+  bool m_region_ready = false;                // prepare_region() has run
+  slot_array<padded_flag> m_region_prepared;  // each rank's: 1 once it has prepared the region
   // Each half's bytes (region_half_bytes): the pipelined paths use its first region_bytes, the
   // region ring all of it.
   std::size_t m_half_bytes = 0;

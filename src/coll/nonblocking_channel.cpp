@@ -1,10 +1,10 @@
 #include "coll/nonblocking_channel.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstring>
+#include <string>
 
+#include "cachecomm/error.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/memory_copy.hpp"
 #include "sync/waiter.hpp"
@@ -43,15 +43,24 @@ nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_by
       m_slot_stride(padded_to_line(cache_line_size + slot_bytes)),
       m_slots_offset(static_cast<std::size_t>(m_size) * words_per_rank * cache_line_size),
       m_policy(policy) {
-  m_segment = shm_segment(node_comm, segment_bytes(m_size, m_slots_offset, m_slot_stride));
+  // Only the sequence words are ready at once; the slots at this rank's first operation.
+  m_segment = shm_segment(node_comm, segment_bytes(m_size, m_slots_offset, m_slot_stride), {},
+                          {.leading_bytes = m_slots_offset});
   m_base = static_cast<std::byte*>(m_segment.data());
   m_inputs.resize(static_cast<std::size_t>(m_size));
-#ifdef MADV_POPULATE_WRITE
-  // Maps every page now, without touching its data: otherwise each rank takes a page fault at
+}
+
+void nonblocking_channel::prepare() {
+  if (m_prepared) return;
+  // Every page mapped now, without touching its data: otherwise each rank takes a page fault at
   // the first use of every page of every slot, and OSU's large-message runs (10 warm-up calls)
-  // measured mostly those. Best effort: older kernels refuse the advice and fault as before.
-  (void)::madvise(m_base, m_segment.size(), MADV_POPULATE_WRITE);
-#endif
+  // measured mostly those. A peer may be writing its slots already: populating keeps the data.
+  if (const int error = m_segment.populate(0, m_segment.size()); error != 0) {
+    throw system_error("cachecomm: reserving the " + std::to_string(m_segment.size()) +
+                           "-byte slots of a communicator's nonblocking collectives",
+                       error);
+  }
+  m_prepared = true;
 }
 
 std::atomic<std::uint32_t>& nonblocking_channel::arrived(int rank) const {

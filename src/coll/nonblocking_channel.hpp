@@ -86,6 +86,11 @@ class nonblocking_channel {
   [[nodiscard]] const wait_policy& policy() const { return m_policy; }
   /// The number of the next operation started on this rank.
   [[nodiscard]] std::uint32_t next_sequence() { return ++m_started; }
+  /// Makes the slots ready for this rank before its first operation (reserves their memory and
+  /// fills its page tables); a no-op after that. Throws system_error where memory is short.
+  /// Not at construction: most communicators never start a nonblocking collective, and allocating,
+  /// mapping and freeing the slots was most of what building and freeing one cost (comm_churn.c).
+  void prepare();
 
   /// Whether operation `sequence` may write its slot (every rank released sequence - ring).
   [[nodiscard]] bool slot_free(std::uint32_t sequence) const;
@@ -127,6 +132,7 @@ class nonblocking_channel {
   std::size_t m_slots_offset = 0;
   wait_policy m_policy;
   std::uint32_t m_started = 0;
+  bool m_prepared = false;
   std::vector<const void*> m_inputs;  ///< the reductions' inputs, one per rank (finish)
 };
 

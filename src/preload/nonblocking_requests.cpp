@@ -152,6 +152,11 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
                       const std::shared_ptr<nonblocking_channel>& channel,
                       const nonblocking_call& call, MPI_Request* request,
                       const nonblocking_staging* staging) {
+  try {
+    channel->prepare();  // here, where a failure can still be the call's error
+  } catch (...) {
+    return report_failure(comm, std::string(mpi_name(kind)).c_str());
+  }
   std::unique_ptr<pending_operation> served = new_operation();
   served->kind = kind;
   served->comm = comm;

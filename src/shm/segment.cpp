@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include "cachecomm/error.hpp"
 #include "core/mpi_check.hpp"
+#include "shm/cache_line.hpp"
 #include "shm/segment_objects.hpp"
 
 namespace cachecomm::detail {
@@ -54,6 +56,36 @@ struct verdict {
   int rank = 0;  // the first rank with the worst outcome
   int error = 0;
 };
+
+// Whether madvise(MADV_POPULATE_WRITE) works (Linux 5.14): it allocates a shared mapping's
+// missing pages and reports a lack of memory as an error, not as a SIGBUS, so the pages it will
+// populate need no reservation at set-up. The same on every rank of a node (one kernel).
+bool populate_reports_errors() {
+  static const bool works = [] {
+#ifdef MADV_POPULATE_WRITE
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* probe = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (probe == MAP_FAILED) return false;
+    const bool populated = ::madvise(probe, page, MADV_POPULATE_WRITE) == 0;
+    ::munmap(probe, page);
+    return populated;
+#else
+    return false;
+#endif
+  }();
+  return works;
+}
+
+// The bytes set-up reserves: the leading part where populate() reserves the rest (it does so only
+// for segments it populates).
+std::size_t reserved_at_setup(std::size_t bytes, segment_population population) {
+  if (population.leading_bytes >= bytes || bytes > populated_max_bytes ||
+      !populate_reports_errors()) {
+    return bytes;
+  }
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return std::min(round_up(population.leading_bytes, page), bytes);
+}
 
 template <std::size_t N>
 void copy_text(std::array<char, N>& target, const std::string& text) {
@@ -200,7 +232,8 @@ verdict agree(MPI_Comm node_comm, step_outcome mine) {
 
 }  // namespace
 
-shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hooks hooks) {
+shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hooks hooks,
+                         segment_population population) {
   if (bytes == 0) throw invalid_argument("cachecomm: shared segment size must be positive");
   int node_rank = 0;
   CACHECOMM_MPI(MPI_Comm_rank(node_comm, &node_rank));
@@ -226,7 +259,7 @@ shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hoo
   // Sized only now, so that on the fallback path the name is gone before the slow reservation.
   if (node_rank == 0) {
     try {
-      reserve_segment_memory(fd.get(), bytes,
+      reserve_segment_memory(fd.get(), bytes, reserved_at_setup(bytes, population),
                              notice.named != 0 ? "a shared segment" : "a memfd shared segment");
     } catch (const system_error& failure) {
       notice.error = failure.errno_value();
@@ -244,7 +277,8 @@ shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hoo
   } else if (static_cast<std::size_t>(info.st_size) != bytes) {
     mapped = {foreign_object, EBADF};  // not the object rank 0 sized: refuse it
   } else {
-    const int populate = bytes <= populated_max_bytes ? MAP_POPULATE : 0;
+    const std::size_t leading = std::min(population.leading_bytes, bytes);
+    const int populate = leading == bytes && bytes <= populated_max_bytes ? MAP_POPULATE : 0;
     void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | populate, fd.get(), 0);
     if (base == MAP_FAILED) {
       mapped = {failed, errno};
@@ -252,6 +286,10 @@ shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hoo
       m_base = base;
       m_size = bytes;
       m_sharing = notice.named != 0 ? segment_sharing::unlinked_name : segment_sharing::anonymous;
+      if (populate == 0 && leading > 0 && bytes <= populated_max_bytes &&
+          this->populate(0, leading) != 0) {
+        mapped = {failed, ENOMEM};  // the leading part was reserved: not expected
+      }
     }
   }
   // Every descriptor closes on return; the mappings keep the memory.
@@ -260,6 +298,31 @@ shm_segment::shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hoo
     release();
     fail_with(worst, "mapping", notice);
   }
+}
+
+int shm_segment::populate(std::size_t offset, std::size_t length) const {
+  check_range(offset, length, 1);
+  if (length == 0 || m_size > populated_max_bytes) return 0;
+  // Whole pages: the range's first and last may be shared with its neighbours.
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t first = offset / page * page;
+  const std::size_t end = std::min(round_up(offset + length, page), m_size);
+  std::byte* start = static_cast<std::byte*>(m_base) + first;
+#ifdef MADV_POPULATE_WRITE
+  if (populate_reports_errors()) {
+    // Write-populating a shared mapping neither writes nor zeroes the memory: a peer's data stays.
+    // A page nobody allocated yet is allocated here (reserved_at_setup left it out).
+    while (::madvise(start, end - first, MADV_POPULATE_WRITE) != 0) {
+      if (errno != EINTR) return errno;
+    }
+    return 0;
+  }
+#endif
+  // An older kernel: set-up reserved every page, and reading maps each of them.
+  for (std::size_t at = 0; at < end - first; at += page) {
+    (void)*static_cast<volatile const std::byte*>(start + at);
+  }
+  return 0;
 }
 
 shm_segment::~shm_segment() {

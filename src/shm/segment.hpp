@@ -21,6 +21,14 @@ struct segment_test_hooks {
   bool refuse_descriptor_sharing = false;
 };
 
+/// The part of a segment made ready when it is built: reserved, and mapped with its page tables
+/// filled (up to a bound, segment.cpp). The rest is made ready by populate(), where the kernel
+/// can report a lack of memory there (Linux 5.14); otherwise it is reserved at set-up as well.
+struct segment_population {
+  /// Bytes from the start of the segment; the default: all of it.
+  std::size_t leading_bytes = ~std::size_t{0};
+};
+
 class shm_segment {
  public:
   shm_segment() = default;
@@ -29,7 +37,8 @@ class shm_segment {
   /// crash could leave behind. If any rank cannot open it (no ptrace read access: hardened kernel,
   /// container), all ranks agree to fall back to a POSIX object created exclusively (O_EXCL, 0600)
   /// under a random name, which rank 0 unlinks as soon as every rank has opened it, before sizing.
-  shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hooks hooks = {});
+  shm_segment(MPI_Comm node_comm, std::size_t bytes, segment_test_hooks hooks = {},
+              segment_population population = {});
   ~shm_segment();
 
   shm_segment(const shm_segment&) = delete;
@@ -50,6 +59,12 @@ class shm_segment {
     check_range(offset, length, 1);
     return static_cast<std::byte*>(m_base) + offset;
   }
+  /// Makes [offset, offset + length) ready for this rank without changing its data: reserves
+  /// the pages set-up left unreserved (segment_population) and fills this rank's page tables, so
+  /// that the first touches take no page faults. Returns 0, or the errno of a lack of memory
+  /// (then the range must not be touched: it would be a SIGBUS). Segments too large to populate
+  /// were reserved whole at set-up and fault in on first touch: nothing to do.
+  [[nodiscard]] int populate(std::size_t offset, std::size_t length) const;
 
  private:
   void check_range(std::size_t offset, std::size_t length, std::size_t alignment) const;

@@ -7,6 +7,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -100,14 +101,17 @@ void check_segment_budget(std::size_t bytes) {
   }
 }
 
-void reserve_segment_memory(int fd, std::size_t bytes, const std::string& what) {
+void reserve_segment_memory(int fd, std::size_t bytes, std::size_t reserved_bytes,
+                            const std::string& what) {
   if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0)
     throw system_error("cachecomm: sizing " + what, errno);
   // ftruncate only sets the size: the first touch of a page the tmpfs cannot supply would be a
   // SIGBUS. Reserve the pages now instead, so that a lack of room is an error here.
-  if (int failed = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); failed != 0) {
-    throw system_error("cachecomm: reserving " + std::to_string(bytes) + " bytes for " + what,
-                       failed);
+  reserved_bytes = std::min(reserved_bytes, bytes);
+  if (reserved_bytes == 0) return;
+  if (int failed = ::posix_fallocate(fd, 0, static_cast<off_t>(reserved_bytes)); failed != 0) {
+    throw system_error(
+        "cachecomm: reserving " + std::to_string(reserved_bytes) + " bytes for " + what, failed);
   }
 }
 

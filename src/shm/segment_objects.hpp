@@ -54,8 +54,10 @@ inline constexpr const char* anonymous_segment_name = "cachecomm-segment";
 /// allocate until the OOM killer stepped in instead of failing.
 void check_segment_budget(std::size_t bytes);
 
-/// Sets the size of the object and reserves its pages now, so that a lack of memory is an error
-/// here (ENOSPC/ENOMEM) and not a SIGBUS at the first touch of a page. `what` names the object.
-void reserve_segment_memory(int fd, std::size_t bytes, const std::string& what);
+/// Sets the size of the object to `bytes` and reserves the pages of its first `reserved_bytes`
+/// now, so that a lack of memory is an error here (ENOSPC/ENOMEM) and not a SIGBUS at the first
+/// touch of a page (the rest must be reserved by shm_segment::populate). `what` names the object.
+void reserve_segment_memory(int fd, std::size_t bytes, std::size_t reserved_bytes,
+                            const std::string& what);
 
 }  // namespace cachecomm::detail

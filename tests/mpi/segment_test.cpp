@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -230,6 +232,45 @@ TEST(shm_segment, moved_segments_keep_their_mapping_and_sharing) {
   MPI_Barrier(node_comm());
 }
 
+// This rank's resident pages of the mapping that starts at `base` (/proc/self/smaps: pages whose
+// page tables are filled, the segment's memory being allocated whole when it is sized).
+std::size_t resident_bytes(const void* base) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto start = reinterpret_cast<std::uintptr_t>(base);
+  bool in_mapping = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t low = 0;
+    std::uintptr_t high = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &low, &high) == 2) {  // a mapping's first line
+      in_mapping = low == start;
+    } else if (in_mapping && line.rfind("Rss:", 0) == 0) {
+      return std::stoul(line.substr(4)) * 1024;
+    }
+  }
+  ADD_FAILURE() << "no mapping at " << base << " in /proc/self/smaps";
+  return 0;
+}
+
+TEST(shm_segment, only_the_leading_bytes_are_populated_until_asked) {
+  constexpr std::size_t bytes = std::size_t{4} << 20;
+  constexpr std::size_t leading = 64 << 10;
+  shm_segment segment(node_comm(), bytes, {}, {.leading_bytes = leading});
+  EXPECT_GE(resident_bytes(segment.data()), leading);
+  EXPECT_LT(resident_bytes(segment.data()), bytes / 2);
+  // Every rank's word is written before the others populate: populating keeps what is there.
+  expect_shared_contents(segment);
+  auto* words = segment.at<int>(0, 1);
+  MPI_Barrier(node_comm());
+  EXPECT_EQ(segment.populate(0, bytes), 0);
+  EXPECT_EQ(resident_bytes(segment.data()), bytes);
+  EXPECT_EQ(words[0], 100);
+  MPI_Barrier(node_comm());
+  // By default the whole segment is populated at once.
+  shm_segment whole(node_comm(), bytes);
+  EXPECT_EQ(resident_bytes(whole.data()), bytes);
+  MPI_Barrier(node_comm());
+}
+
 TEST(shm_segment, mapping_is_gone_after_destruction) {
   { shm_segment segment(node_comm(), 8192); }
   EXPECT_TRUE(mapped_segments().empty());
@@ -239,7 +280,7 @@ TEST(shm_segment, memfd_is_private_whatever_the_umask) {
   const mode_t previous = ::umask(0);
   auto fd = cachecomm::detail::create_anonymous_segment();
   ::umask(previous);
-  cachecomm::detail::reserve_segment_memory(fd.get(), 4096, "a test memfd");
+  cachecomm::detail::reserve_segment_memory(fd.get(), 4096, 4096, "a test memfd");
   struct stat info {};
   ASSERT_EQ(::fstat(fd.get(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600U);

@@ -39,8 +39,8 @@ for slow_state in (False, True):
     for op, size in keys:
         med = {v: st.median(rows[(op, size, v, slow_state)]) for v in mpis + ["cachecomm"]
                if rows.get((op, size, v, slow_state))}
-        if "cachecomm" not in med:
-            continue
+        if "cachecomm" not in med or not any(m in med for m in mpis):
+            continue  # a cell that only one side's rounds reached in this state
         best = min((med[m], m) for m in mpis if m in med)
         cc = rows[(op, size, "cachecomm", slow_state)]
         print(f"{op:<14}{size:>9} " + " ".join(f"{med.get(m, float('nan')):>13.2f}" for m in mpis) +
