@@ -128,15 +128,15 @@ const char* thread_level_name(int level) {
 }
 }  // namespace
 
-void print_summary(const call_stats& stats, long long states_built, long long states_freed,
-                   int thread_level) {
+void print_summary(const call_stats& stats, state_counts states, int thread_level) {
   constexpr std::size_t kinds = static_cast<std::size_t>(call_kind::count_);
   constexpr std::size_t outcomes = static_cast<std::size_t>(outcome::count_);
   std::vector<long long> local;
-  local.reserve(kinds * outcomes + 2);
+  local.reserve(kinds * outcomes + 3);
   for (const auto& row : stats.total()) local.insert(local.end(), row.begin(), row.end());
-  local.push_back(states_built);
-  local.push_back(states_freed);
+  local.push_back(states.built);
+  local.push_back(states.freed);
+  local.push_back(states.reused);
   std::vector<long long> total(local.size(), 0);
   int rank = 0;
   int size = 1;
@@ -175,7 +175,8 @@ void print_summary(const call_stats& stats, long long states_built, long long st
     text += "\n";
   }
   text += "  cachecomm communicator states: built " + std::to_string(total[kinds * outcomes]) +
-          ", freed " + std::to_string(total[kinds * outcomes + 1]) + "\n";
+          ", reused " + std::to_string(total[kinds * outcomes + 2]) + ", freed " +
+          std::to_string(total[kinds * outcomes + 1]) + "\n";
   // Rank 0's own communicators (their states were freed above, which logged them): what each
   // (operation, size bucket) ran and why.
   const std::vector<std::string> selections = selection_log();

@@ -143,9 +143,16 @@ class call_stats {
   std::vector<std::unique_ptr<call_table>> m_tables;
 };
 
+/// How many communicator states this rank built, took from a freed communicator of the same
+/// group (state_pool.hpp) and freed.
+struct state_counts {
+  long long built = 0;
+  long long reused = 0;
+  long long freed = 0;
+};
+
 /// Sums every rank's counters to rank 0 of MPI_COMM_WORLD (through PMPI), which prints them to
 /// stderr.
-void print_summary(const call_stats& stats, long long states_built, long long states_freed,
-                   int thread_level);
+void print_summary(const call_stats& stats, state_counts states, int thread_level);
 
 }  // namespace cachecomm::detail::preload

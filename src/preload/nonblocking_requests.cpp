@@ -218,8 +218,10 @@ void prepare_channel(comm_state& state) {
   // the others (programs may cross them), the ones numbered below every rank's count went to MPI.
   cachecomm_scope scope;
   try {
-    state.nonblocking = std::make_shared<nonblocking_channel>(
-        state.fast->impl().node(), nonblocking_slot_bytes(), state.fast->waiting());
+    if (!state.nonblocking) {  // a state taken from a freed communicator may bring its own
+      state.nonblocking = std::make_shared<nonblocking_channel>(
+          state.fast->impl().node(), nonblocking_slot_bytes(), state.fast->waiting());
+    }
     const int code = PMPI_Allreduce(&state.nonblocking_calls, &state.nonblocking_first, 1,
                                     MPI_LONG_LONG, MPI_MAX, state.fast->impl().node());
     if (code != MPI_SUCCESS)

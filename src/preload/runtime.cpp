@@ -13,6 +13,7 @@
 #include "preload/mpi_identity.hpp"
 #include "preload/nonblocking_requests.hpp"
 #include "preload/settings.hpp"
+#include "preload/state_pool.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -30,6 +31,7 @@ struct runtime {
   config settings;
   call_stats counters;
   std::atomic<long long> states_built{0};
+  std::atomic<long long> states_reused{0};  ///< taken from a freed communicator (state_pool.hpp)
   std::atomic<long long> states_freed{0};
   void (*window_cleanup)() = nullptr;
   // Taken only where states are made or deleted, never on the hot path.
@@ -64,6 +66,10 @@ int delete_state(MPI_Comm comm, int /*keyval*/, void* attribute, void* /*extra*/
   if (state->fast) ++rt().states_freed;
   cachecomm_scope scope;  // the MPI_Comm_free calls inside cachecomm go to PMPI
   try {
+    if (state->token != 0 && rt().started) {
+      (void)keep_for_reuse({std::move(state->members), state->token, std::move(state->fast),
+                            std::move(state->nonblocking)});
+    }
     delete state;
   } catch (...) {
     return MPI_ERR_OTHER;
@@ -206,8 +212,12 @@ void stop() {
     // The delete callback takes the lock itself.
     if (PMPI_Comm_delete_attr(comm, r.keyval) != MPI_SUCCESS) drop_tracking(comm);
   }
-  if (r.summary)
-    print_summary(r.counters, r.states_built.load(), r.states_freed.load(), r.thread_level);
+  free_kept_states();
+  if (r.summary) {
+    print_summary(r.counters,
+                  {r.states_built.load(), r.states_reused.load(), r.states_freed.load()},
+                  r.thread_level);
+  }
   PMPI_Comm_free_keyval(&r.keyval);
   r.started = false;
   g_armed = {};
@@ -265,8 +275,24 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
   }
   cachecomm_scope scope;
   try {
-    state->fast = std::make_shared<cachecomm::comm>(comm, rt().settings);
-    ++rt().states_built;
+    // Not at MPI_THREAD_MULTIPLE: threads building and freeing at once could take states in
+    // different orders on different ranks.
+    const bool reuse = rt().thread_level != MPI_THREAD_MULTIPLE;
+    if (reuse) {
+      state->members = world_members(comm);
+      reusable_state kept = take_for(comm, state->members);
+      if (kept.fast) {
+        state->fast = std::move(kept.fast);
+        state->nonblocking = std::move(kept.nonblocking);
+        state->token = kept.token;
+        ++rt().states_reused;
+      }
+    }
+    if (!state->fast) {
+      state->fast = std::make_shared<cachecomm::comm>(comm, rt().settings);
+      ++rt().states_built;
+      if (reuse && !state->members.empty()) state->token = draw_token(*state->fast);
+    }
     prepare_channel(*state);
     remember_hot(comm, state->fast.get());
     return state->fast.get();
@@ -289,6 +315,14 @@ void forget(MPI_Comm comm) {
 }
 
 int report_failure(MPI_Comm comm, const char* call) {
+  // A state that failed a call goes to no other communicator (state_pool.hpp): what the failed
+  // call left behind (a trial half done on some ranks) must not decide another's calls.
+  void* attribute = nullptr;
+  int found = 0;
+  if (rt().started && PMPI_Comm_get_attr(comm, rt().keyval, &attribute, &found) == MPI_SUCCESS &&
+      found != 0) {
+    static_cast<comm_state*>(attribute)->token = 0;
+  }
   std::exception_ptr failure = std::current_exception();
   const int error_class = error_class_of(failure);
   int rank = -1;

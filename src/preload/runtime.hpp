@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "cachecomm/comm.hpp"
 #include "cachecomm/config.hpp"
@@ -40,6 +41,9 @@ struct comm_state {
   /// The first call the channel serves: the most calls any rank had made when it was built (a
   /// rank that started call k before the build sent it to MPI; every rank's call k goes there).
   long long nonblocking_first = 0;
+  /// For reuse by the next communicator of this group once this one is freed (state_pool.hpp).
+  std::vector<int> members;
+  std::uint64_t token = 0;  ///< 0: never kept
 
   comm_state() = default;
   comm_state(const comm_state&) = delete;

@@ -29,7 +29,8 @@ endif()
 
 foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
                         preload_windows preload_datatypes preload_conformance preload_rma
-                        preload_window_threads preload_online_selection)
+                        preload_window_threads preload_online_selection
+                        preload_comm_reuse)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -69,6 +70,16 @@ preload_case(preload_online_selection RANKS 2 3
        --served MPI_Bcast --served MPI_Allreduce --reason MPI_Allreduce:mpi-trial
        --reason MPI_Bcast:mpi-trial --expect-summary "measured online"
        -- $<TARGET_FILE:preload_online_selection>)
+# Short-lived communicators take freed communicators' states (state_pool.hpp): per rank the world,
+# the first copy, half and reversed copy are built, the 19 later rounds' three are reused; the
+# results stay right whatever the group, rank order and freeing order.
+foreach(np IN ITEMS 1 2 3 4)
+  math(EXPR built "4 * ${np}")
+  math(EXPR reused "57 * ${np}")
+  preload_case(preload_comm_reuse_${np} RANKS ${np}
+    ARGS --served MPI_Allreduce --expect-summary "built ${built}, reused ${reused},"
+         --expect "all correct" -- $<TARGET_FILE:preload_comm_reuse>)
+endforeach()
 # The same program linked against the library instead of preloaded; CACHECOMM_PRELOAD=0 is the baseline.
 add_executable(preload_collectives_linked ${preload_dir}/preload_collectives.c)
 # cachecomm_flags: in sanitizer builds the program must load the sanitizer runtime first.
