@@ -110,8 +110,8 @@ reusable_state take_for(MPI_Comm comm, const std::vector<int>& members) {
   const std::lock_guard<std::mutex> guard(p.lock);
   auto found = std::find_if(p.kept.begin(), p.kept.end(),
                             [&](const reusable_state& kept) { return kept.token == mine; });
-  if (found == p.kept.end()) return {};  // unreachable: only this thread takes (no pooling at
-                                         // MPI_THREAD_MULTIPLE)
+  // Unreachable: only this thread takes states (none are kept at MPI_THREAD_MULTIPLE).
+  if (found == p.kept.end()) return {};
   reusable_state taken = std::move(*found);
   p.kept.erase(found);
   return taken;

@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf("comm reuse: %d rounds, %s\n", rounds, total == 0 ? "all correct" : "WRONG");
+  if (rank == 0)
+    printf("comm reuse: %d rounds, %s\n", rounds, total == 0 ? "all correct" : "WRONG");
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }
