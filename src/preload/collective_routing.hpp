@@ -14,6 +14,7 @@
 #include "preload/call_stats.hpp"
 #include "preload/nonblocking_requests.hpp"
 #include "preload/runtime.hpp"
+#include "sync/mpi_progress.hpp"
 
 namespace cachecomm::detail::preload {
 
@@ -48,11 +49,17 @@ int pass_through(call_kind kind, outcome why, Pass&& pass) {
 }
 
 // Runs the cachecomm implementation; a failure goes through the communicator's error handler.
+// MPI's own collectives turn its progress engine; while the program holds MPI windows a served one
+// does too, before and after, so that one-sided traffic MPI delivers only from inside MPI (MPICH's
+// MPI_Win_complete and unlock messages) is not held up by a collective MPI never saw.
 template <typename Serve>
 int serve(call_kind kind, MPI_Comm comm, const char* call, Serve&& body) {
+  const bool drive_progress = mpi_progress_requested();
+  if (drive_progress) poke_mpi_progress();
   try {
     cachecomm_scope scope;
     body();
+    if (drive_progress) poke_mpi_progress();
   } catch (...) {
     stats().count(kind, outcome::cachecomm_error);
     return report_failure(comm, call);

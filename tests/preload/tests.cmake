@@ -108,6 +108,18 @@ preload_case(preload_conformance RANKS 1 2 3 4 5 8 ${conformance_limit}
        --reason MPI_Reduce_scatter:unmapped-datatype
        --reason MPI_Scan:unmapped-datatype --reason MPI_Exscan:unmapped-datatype
        -- $<TARGET_FILE:preload_conformance>)
+# MPI-4's large-count calls (MPI_Bcast_c...: mpi4py's under MPICH and Intel MPI) take the int
+# calls' routes; windows made by them drive MPI's progress from cachecomm's waits.
+if(MPI_C_VERSION VERSION_GREATER_EQUAL 4.0)
+  add_executable(preload_large_count ${preload_dir}/preload_large_count.c)
+  target_link_libraries(preload_large_count PRIVATE MPI::MPI_C)
+  preload_case(preload_large_count RANKS 1 2 3 4
+    ARGS --served MPI_Bcast --served MPI_Reduce --served MPI_Allreduce --served MPI_Allgather
+         --served MPI_Gather --served MPI_Scatter --served MPI_Alltoall --served MPI_Scan
+         --served MPI_Exscan --served MPI_Reduce_scatter_block --served MPI_Reduce_scatter
+         --served MPI_Allgatherv --served MPI_Ibcast --served MPI_Iallreduce --served MPI_Ialltoall
+         -- $<TARGET_FILE:preload_large_count>)
+endif()
 preload_case(preload_passthrough RANKS 2 3 4 8
   ARGS --served MPI_Barrier ${preload_passed} -- $<TARGET_FILE:preload_passthrough>)
 if(CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
