@@ -40,6 +40,9 @@ bool fits_int(MPI_Count value) {
 /// (an error) goes to MPI.
 bool block_fits(MPI_Count count, MPI_Datatype type) {
   if (count < 0 || count > INT_MAX) return false;
+  // No block, or no type (an intercommunicator root's insignificant side): nothing to measure.
+  if (count == 0) return true;
+  if (type == MPI_DATATYPE_NULL) return false;
   MPI_Count size = 0;
   if (PMPI_Type_size_c(type, &size) != MPI_SUCCESS || size < 0) return false;
   return size == 0 || count <= INT_MAX / size;
