@@ -35,17 +35,25 @@ bool fits_int(MPI_Count value) {
   return value >= INT_MIN && value <= INT_MAX;
 }
 
-/// Whether `count` elements of `type` are under 2 GiB: the same answer on every rank (MPI's
-/// type-signature rule), and then `count` fits an int too. A type whose size MPI cannot give
-/// (an error) goes to MPI.
-bool block_fits(MPI_Count count, MPI_Datatype type) {
+/// The size of `type` in bytes, or -1 when there is none to take (no type, or MPI cannot say).
+MPI_Count size_of(MPI_Datatype type) {
+  MPI_Count size = -1;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_size_c(type, &size) != MPI_SUCCESS) return -1;
+  return size;
+}
+
+/// Whether `count` elements of `size` bytes are under 2 GiB: the same answer on every rank (MPI's
+/// type-signature rule), and then `count` fits an int too. An empty block always fits (an
+/// intercommunicator root's insignificant side may name no type); an unknown size never does.
+bool block_fits(MPI_Count count, MPI_Count size) {
   if (count < 0 || count > INT_MAX) return false;
-  // No block, or no type (an intercommunicator root's insignificant side): nothing to measure.
   if (count == 0) return true;
-  if (type == MPI_DATATYPE_NULL) return false;
-  MPI_Count size = 0;
-  if (PMPI_Type_size_c(type, &size) != MPI_SUCCESS || size < 0) return false;
+  if (size < 0) return false;
   return size == 0 || count <= INT_MAX / size;
+}
+
+bool block_fits(MPI_Count count, MPI_Datatype type) {
+  return count == 0 || block_fits(count, size_of(type));
 }
 
 /// A count that is not significant on this rank (MPI ignores it) may be anything: one that does
@@ -54,9 +62,12 @@ int narrow(MPI_Count count) {
   return fits_int(count) ? static_cast<int>(count) : 0;
 }
 
-/// Gather and scatter: the count significant on every rank (the root's own block unless in place).
-MPI_Count rooted_block(const void* own_buffer, MPI_Count own_count, MPI_Count root_count) {
-  return own_buffer == MPI_IN_PLACE ? root_count : own_count;
+/// Gather and scatter: the block significant on every rank fits (this rank's own block, or the
+/// root's when the root works in place).
+bool rooted_block_fits(const void* own_buffer, MPI_Count own_count, MPI_Datatype own_type,
+                       MPI_Count root_count, MPI_Datatype root_type) {
+  return own_buffer == MPI_IN_PLACE ? block_fits(root_count, root_type)
+                                    : block_fits(own_count, own_type);
 }
 
 /// This thread's int copies of a large-count call's arrays; blocking calls only.
@@ -92,8 +103,9 @@ int array_length(MPI_Comm comm) {
 
 /// Every receive block under 2 GiB (the same answer on every rank: all pass these counts).
 bool blocks_fit(std::span<const MPI_Count> counts, MPI_Datatype type) {
+  const MPI_Count size = size_of(type);
   for (MPI_Count count : counts)
-    if (!block_fits(count, type)) return false;
+    if (!block_fits(count, size)) return false;
   return true;
 }
 
@@ -151,8 +163,7 @@ int MPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 
 int MPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  const bool own = sendbuf != MPI_IN_PLACE;
-  if (!block_fits(rooted_block(sendbuf, sendcount, recvcount), own ? sendtype : recvtype)) {
+  if (!rooted_block_fits(sendbuf, sendcount, sendtype, recvcount, recvtype)) {
     return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   }
   return MPI_Gather(sendbuf, narrow(sendcount), sendtype, recvbuf, narrow(recvcount), recvtype,
@@ -161,8 +172,7 @@ int MPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
 
 int MPI_Scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  const bool own = recvbuf != MPI_IN_PLACE;
-  if (!block_fits(rooted_block(recvbuf, recvcount, sendcount), own ? recvtype : sendtype)) {
+  if (!rooted_block_fits(recvbuf, recvcount, recvtype, sendcount, sendtype)) {
     return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   }
   return MPI_Scatter(sendbuf, narrow(sendcount), sendtype, recvbuf, narrow(recvcount), recvtype,
@@ -268,8 +278,7 @@ int MPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Igather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request* request) {
-  const bool own = sendbuf != MPI_IN_PLACE;
-  if (!block_fits(rooted_block(sendbuf, sendcount, recvcount), own ? sendtype : recvtype)) {
+  if (!rooted_block_fits(sendbuf, sendcount, sendtype, recvcount, recvtype)) {
     return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                           request);
   }
@@ -280,8 +289,7 @@ int MPI_Igather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 int MPI_Iscatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                    MPI_Request* request) {
-  const bool own = recvbuf != MPI_IN_PLACE;
-  if (!block_fits(rooted_block(recvbuf, recvcount, sendcount), own ? recvtype : sendtype)) {
+  if (!rooted_block_fits(recvbuf, recvcount, recvtype, sendcount, sendtype)) {
     return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                            request);
   }
