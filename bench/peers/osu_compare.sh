@@ -50,35 +50,14 @@ done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [[ -z "$bind" ]]; then bind=core; [[ "$np" -gt "$(nproc)" ]] && bind=none; fi
 
-launcher() {  # the launcher command line for one MPI, np ranks
-  case "$1" in
-    system) echo "mpirun -np $np --oversubscribe --bind-to $bind" ;;
-    ompi5) echo "$peers/ompi5/bin/mpirun -np $np --oversubscribe --bind-to $bind" ;;
-    mpich5) echo "$peers/mpich5/bin/mpiexec -np $np -bind-to $bind" ;;
-    impi) echo "env PATH=$peers/impi/bin:$PATH I_MPI_ROOT=$peers/impi I_MPI_FABRICS=shm $peers/impi/bin/mpirun -n $np -host localhost -ppn $np" ;;
-    *) echo "osu_compare.sh: unknown MPI $1" >&2; exit 2 ;;
-  esac
-}
-preload_of() {
-  case "$1" in
-    system) echo "$root/build/release/src/preload/libcachecomm_mpi.so" ;;
-    *) echo "$root/build/mpi-$1/src/preload/libcachecomm_mpi.so" ;;
-  esac
-}
+# shellcheck source=bench/peers/mpis.sh
+source "$root/bench/peers/mpis.sh"
 osu_of() {
   local kind=blocking
   [[ "$2" == b2b-* ]] && { echo "$work/b2b-$1"; return; }
   [[ "$2" == i* ]] && kind=non_blocking
   echo "$peers/osu-$1/c/mpi/collective/$kind/osu_$2"
 }
-mpicc_of() {
-  case "$1" in
-    system) echo mpicc ;;
-    impi) echo "env I_MPI_ROOT=$peers/impi $peers/impi/bin/mpicc" ;;
-    *) echo "$peers/$1/bin/mpicc" ;;
-  esac
-}
-
 IFS=, read -r -a mpi_list <<<"$mpis"
 IFS=, read -r -a op_list <<<"$ops"
 work=$(mktemp -d)
@@ -120,10 +99,10 @@ for round in $(seq "$first_round" $((first_round + rounds - 1))); do
   done
 done
 
-python3 - "$work" "$np" "$rounds" "$json" "$mpis" "$ops" <<'PY'
-import glob, json, os, re, socket, statistics, sys
+PYTHONPATH="$root/bench/peers" python3 - "$work" "$np" "$rounds" "$json" "$mpis" "$ops" <<'PY'
+import glob, os, re, sys
+from compare_report import compare, write_json
 work, np, rounds, out, mpis, ops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5].split(","), sys.argv[6].split(",")
-cores = os.cpu_count()
 def parse(path, nonblocking):
     """OSU output: '# Size  Avg Latency(us)' rows, or one latency for the barrier. Nonblocking:
     '# Size  Overall  Compute  Pure Comm.  Overlap' rows (no size for the barrier): Pure Comm."""
@@ -142,7 +121,7 @@ def parse(path, nonblocking):
         elif len(fields) == 1 and re.fullmatch(r"[\d.]+", fields[0]):
             rows[0] = float(fields[0])
     return rows
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+cores = os.cpu_count()
 print(f"OSU 7.4, {np} ranks on {cores} cores{' (oversubscribed)' if np > cores else ''}, {rounds} interleaved rounds;"
       " medians over rounds of OSU's average latency; ratio = plain / preloaded (> 1: preload faster)")
 results, failed = [], []
@@ -156,25 +135,11 @@ for mpi in mpis:
             per_side[side] = [r for r in runs if r]
         if not per_side["plain"] or not per_side["preloaded"]:
             continue
-        sizes = sorted(set.intersection(*(set(r) for r in per_side["plain"] + per_side["preloaded"])))
-        print(f"\n{mpi} {op if op.startswith('b2b-') else 'osu_' + op}\n{'bytes':>9}{'plain us':>11}{'preload us':>12}{'ratio':>8}  spread over rounds")
-        for size in sizes:
-            plain = [r[size] for r in per_side["plain"]]
-            pre = [r[size] for r in per_side["preloaded"]]
-            ratios = [a / b for a, b in zip(plain, pre) if b > 0]
-            mp, mc = statistics.median(plain), statistics.median(pre)
-            print(f"{size:>9}{mp:>11.2f}{mc:>12.2f}{mp / mc:>8.2f}  {min(ratios):.2f}-{max(ratios):.2f}")
-            for impl, values in (("mpi", plain), ("cachecomm", pre)):
-                results.append({"op": op, "impl": impl, "algorithm": "preload" if impl == "cachecomm" else "default",
-                                "mpi_library": mpi, "bytes": size, "iters": len(values),
-                                "median_us": statistics.median(values), "min_us": min(values),
-                                "p25_us": statistics.quantiles(values, n=4, method="inclusive")[0] if len(values) > 1 else values[0],
-                                "p75_us": statistics.quantiles(values, n=4, method="inclusive")[2] if len(values) > 1 else values[0],
-                                "buffers": "hot", "timing": "back-to-back" if op.startswith("b2b-") else "per-call",
-                                "benchmark": op if op.startswith("b2b-") else f"osu_{op}"})
+        benchmark = op if op.startswith("b2b-") else f"osu_{op}"
+        results += compare(f"{mpi} {benchmark}", per_side["plain"], per_side["preloaded"],
+                           {"op": op, "mpi_library": mpi, "buffers": "hot",
+                            "timing": "back-to-back" if op.startswith("b2b-") else "per-call", "benchmark": benchmark})
 if failed:
     print("\nruns that printed no results (see OSU's output):", ", ".join(failed))
-if out:
-    json.dump({"tool": "osu_compare.sh", "suite": "osu", "machine": {"host": socket.gethostname(), "cpu": cpu, "cores": cores},
-               "np": np, "oversubscribed": np > cores, "results": results}, open(out, "w"), indent=1)
+write_json(out, "osu_compare.sh", "osu", np, results)
 PY

@@ -48,6 +48,16 @@ int pass_through(call_kind kind, outcome why, Pass&& pass) {
   return pass();
 }
 
+// A call that moves no data on any rank goes to MPI before any lookup: the count that says so is
+// one MPI makes agree across ranks, so every rank passes. Nonblocking collectives pending on the
+// communicator settle first, as in route_call. Counts the pass; true, so that the caller's
+// condition reads `count == 0 && empty_passes(...)` and calls PMPI itself, building nothing.
+inline bool empty_passes(call_kind kind, MPI_Comm comm) {
+  if (nonblocking_needs_attention()) settle_before_blocking(comm);
+  stats().count(kind, outcome::empty);
+  return true;
+}
+
 // Runs the cachecomm implementation; a failure goes through the communicator's error handler.
 // MPI's own collectives turn its progress engine; while the program holds MPI windows a served one
 // does too, before and after, so that one-sided traffic MPI delivers only from inside MPI (MPICH's

@@ -91,8 +91,9 @@ int MPI_Barrier(MPI_Comm comm) {
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  if (preload::inside_cachecomm() || (count == 0 && preload::empty_passes(call_kind::bcast, comm)))
+    return PMPI_Bcast(buffer, count, datatype, root, comm);
   auto pass = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
-  if (preload::inside_cachecomm()) return pass();
   route r = route_call(call_kind::bcast, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::bcast, r.why_not, pass);
@@ -127,8 +128,9 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
+  if (preload::inside_cachecomm() || (count == 0 && preload::empty_passes(call_kind::reduce, comm)))
+    return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
   auto pass = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
-  if (preload::inside_cachecomm()) return pass();
   route r = route_call(call_kind::reduce, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::reduce, r.why_not, pass);
@@ -137,7 +139,6 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   if (!reduction) return pass_through(call_kind::reduce, why, pass);
   if (count < 0 || !valid_root(*r.fast, root))
     return pass_through(call_kind::reduce, outcome::invalid_argument, pass);
-  if (count == 0) return pass_through(call_kind::reduce, outcome::empty, pass);
   int error = MPI_SUCCESS;
   constexpr auto tuned = cachecomm::detail::tuned_op::reduce;
   const std::size_t bytes = static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type);
@@ -154,8 +155,10 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
+  if (preload::inside_cachecomm() ||
+      (count == 0 && preload::empty_passes(call_kind::allreduce, comm)))
+    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
   auto pass = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
-  if (preload::inside_cachecomm()) return pass();
   route r = route_call(call_kind::allreduce, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::allreduce, r.why_not, pass);
@@ -163,7 +166,6 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   const auto reduction = reduction_for(datatype, op, why);
   if (!reduction) return pass_through(call_kind::allreduce, why, pass);
   if (count < 0) return pass_through(call_kind::allreduce, outcome::invalid_argument, pass);
-  if (count == 0) return pass_through(call_kind::allreduce, outcome::empty, pass);
   int error = MPI_SUCCESS;
   constexpr auto tuned = cachecomm::detail::tuned_op::allreduce;
   const std::size_t bytes = static_cast<std::size_t>(count) * cachecomm::size_of(reduction->type);
@@ -181,10 +183,12 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (preload::inside_cachecomm() ||
+      (recvcount == 0 && preload::empty_passes(call_kind::allgather, comm)))
+    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   auto pass = [&] {
     return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   };
-  if (preload::inside_cachecomm()) return pass();
   route r = route_call(call_kind::allgather, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(call_kind::allgather, r.why_not, pass);

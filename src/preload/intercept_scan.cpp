@@ -17,6 +17,7 @@ template <typename Pass>
 int prefix(call_kind kind, const char* call, const void* sendbuf, void* recvbuf, int count,
            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, Pass&& pass) {
   if (preload::inside_cachecomm()) return pass();
+  if (count == 0 && preload::empty_passes(kind, comm)) return pass();
   preload::route r = preload::route_call(kind, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return preload::pass_through(kind, r.why_not, pass);
@@ -24,7 +25,6 @@ int prefix(call_kind kind, const char* call, const void* sendbuf, void* recvbuf,
   const auto reduction = preload::reduction_for(datatype, op, why);
   if (!reduction) return preload::pass_through(kind, why, pass);
   if (count < 0) return preload::pass_through(kind, outcome::invalid_argument, pass);
-  if (count == 0) return preload::pass_through(kind, outcome::empty, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return preload::serve(kind, comm, call, [&] {
     if (kind == call_kind::exscan) {

@@ -196,10 +196,11 @@ extern "C" {
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   constexpr call_kind kind = call_kind::reduce_scatter_block;
+  if (preload::inside_cachecomm() || (recvcount == 0 && preload::empty_passes(kind, comm)))
+    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
   auto pass = [&] {
     return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
   };
-  if (preload::inside_cachecomm()) return pass();
   preload::route r = route_call(kind, comm);
   if (r.error_code != MPI_SUCCESS) return r.error_code;
   if (r.fast == nullptr) return pass_through(kind, r.why_not, pass);
@@ -207,7 +208,6 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
   const auto reduction = preload::reduction_for(datatype, op, why);
   if (!reduction) return pass_through(kind, why, pass);
   if (recvcount < 0) return pass_through(kind, outcome::invalid_argument, pass);
-  if (recvcount == 0) return pass_through(kind, outcome::empty, pass);
   const void* send = sendbuf == MPI_IN_PLACE ? cachecomm::in_place : sendbuf;
   return serve(kind, comm, "MPI_Reduce_scatter_block", [&] {
     cachecomm::reduce_scatter_block(*r.fast, send, recvbuf, static_cast<std::size_t>(recvcount),

@@ -127,6 +127,45 @@ static void exercise(MPI_Comm comm, int iterations) {
   }
 }
 
+/* Calls that move no data (every count zero), between calls that do: each returns MPI_SUCCESS and
+ * leaves every buffer as it was, the ranks stay in step, and an empty MPI_Bcast right after a
+ * nonblocking broadcast that is still pending leaves that broadcast's result right. */
+static void empty_calls(MPI_Comm comm, int iterations) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  enum { sentinel = 0x5a5a5a5a };
+  int send[4] = {sentinel, sentinel, sentinel, sentinel};
+  int recv[4] = {sentinel, sentinel, sentinel, sentinel};
+  int failures = 0;
+  for (int it = 0; it < iterations; ++it) {
+    const int root = it % size;
+    failures += MPI_Bcast(recv, 0, MPI_INT, root, comm) != MPI_SUCCESS;
+    failures += MPI_Reduce(send, recv, 0, MPI_INT, MPI_SUM, root, comm) != MPI_SUCCESS;
+    failures += MPI_Allreduce(send, recv, 0, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS;
+    failures += MPI_Allgather(send, 0, MPI_INT, recv, 0, MPI_INT, comm) != MPI_SUCCESS;
+    failures += MPI_Gather(send, 0, MPI_INT, recv, 0, MPI_INT, root, comm) != MPI_SUCCESS;
+    failures += MPI_Scatter(send, 0, MPI_INT, recv, 0, MPI_INT, root, comm) != MPI_SUCCESS;
+    failures += MPI_Alltoall(send, 0, MPI_INT, recv, 0, MPI_INT, comm) != MPI_SUCCESS;
+    failures += MPI_Scan(send, recv, 0, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS;
+    failures += MPI_Exscan(send, recv, 0, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS;
+    failures += MPI_Reduce_scatter_block(send, recv, 0, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS;
+    for (int i = 0; i < 4; ++i) failures += send[i] != sentinel || recv[i] != sentinel;
+
+    int value = rank + it, total = 0;
+    MPI_Allreduce(&value, &total, 1, MPI_INT, MPI_SUM, comm);
+    mix(&total, sizeof total);
+
+    int pending[3] = {rank == root ? it : -1, rank == root ? 2 * it : -1, rank == root ? 7 : -1};
+    MPI_Request request;
+    MPI_Ibcast(pending, 3, MPI_INT, root, comm, &request);
+    failures += MPI_Bcast(recv, 0, MPI_INT, root, comm) != MPI_SUCCESS;
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    mix(pending, sizeof pending);
+  }
+  mix(&failures, sizeof failures);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -146,6 +185,10 @@ int main(int argc, char** argv) {
   MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &halves);
   exercise(halves, iterations);
   report("split", MPI_COMM_WORLD);
+
+  empty_calls(MPI_COMM_WORLD, iterations);
+  empty_calls(halves, iterations);
+  report("empty", MPI_COMM_WORLD);
 
   MPI_Group world_group, low_group;
   MPI_Comm_group(MPI_COMM_WORLD, &world_group);

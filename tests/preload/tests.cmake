@@ -59,8 +59,11 @@ function(preload_case name)
 endfunction()
 
 # Its MPI_CHAR reductions (as OSU's benchmarks make them) are served, not passed as unmapped.
+# Calls with every count zero pass to MPI before any lookup (collective_routing.hpp, empty_passes).
 preload_case(preload_collectives RANKS 1 2 3 4 8
-  ARGS ${preload_served} --no-reason MPI_Allreduce:unmapped-datatype
+  ARGS ${preload_served} --reason MPI_Bcast:empty --reason MPI_Allreduce:empty
+       --reason MPI_Gather:empty --reason MPI_Exscan:empty
+       --no-reason MPI_Allreduce:unmapped-datatype
        --no-reason MPI_Reduce:unmapped-datatype -- $<TARGET_FILE:preload_collectives>)
 # Online selection under the preload: the first calls of each size try every candidate (the system
 # MPI's call among them: passed through as mpi-trial), results stay right, and the summary says
