@@ -36,6 +36,7 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
       state.chosen = state.candidate_count == 1 ? state.candidates[0] : tuning_choices::none;
       return {state.chosen, false};
     }
+    inherit_prunes(state, op, tuning_choices::bucket_of(bytes));
     order_round(state);
   }
   // The handshakes of a round happen at the start of the bucket's next call: a program that never
@@ -210,6 +211,23 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
   order_round(state);
 }
 
+void online_selector::inherit_prunes(bucket_state& state, tuned_op op, std::size_t bucket) const {
+  if (bucket == 0) return;
+  const bucket_state& smaller = m_buckets[static_cast<std::size_t>(op)][bucket - 1];
+  // Its prune round done (a settled bucket has done it too): the same state on every rank.
+  if (smaller.round < prune_after_calls) return;
+  const std::uint64_t fastest = best_slowest(smaller);
+  if (fastest == no_time || fastest < inherit_min_ns) return;
+  for (std::size_t i = 1; i < state.candidate_count; ++i) {  // the rules' choice always runs
+    if (state.candidates[i] == tuning_choices::system_mpi) continue;
+    for (std::size_t j = 0; j < smaller.candidate_count; ++j) {
+      if (smaller.candidates[j] != state.candidates[i] || !smaller.pruned[j]) continue;
+      state.pruned[i] = true;
+      state.pruned_after[i] = 0;
+    }
+  }
+}
+
 void online_selector::order_round(bucket_state& state) {
   state.position = 0;
   state.live = 0;
@@ -351,7 +369,8 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
     line += i == 0 ? " " : ", ";
     line += std::string(choice_name(op, state.candidates[i])) + " ";
     if (state.estimate[i] == no_time) {
-      line += "-";
+      const bool skipped = state.pruned[i] && state.pruned_after[i] == 0;
+      line += skipped ? "[not tried: pruned at " + bucket_label(bucket - 1) + "]" : "-";
       continue;
     }
     char number[32];

@@ -504,6 +504,52 @@ TEST(OnlineSelector, ACandidateMoreThanTwiceAsSlowAfterTwoCallsGetsNoThird) {
   EXPECT_NE(line.find("[pruned after 2 calls]"), std::string::npos) << line;
 }
 
+/// Settles the bucket of `bytes` with calls of `time_scale` times the driver's times, then points
+/// the driver at the bucket of twice the size (the times doubled).
+void settle_and_double(bucket_driver& driver) {
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  driver.bytes *= 2;
+  for (auto& [choice, time] : driver.times) time *= 2;
+  driver.ran.clear();
+}
+
+TEST(OnlineSelector, TheNextBucketSkipsOwnCandidatesPrunedBelowWhereCallsAreLong) {
+  // Broadcast of 1 MiB then 2 MiB: tree, slots and double-buffer 2.5-3x single copy's 50 us; the
+  // system MPI's call 3x too, but an MPI may change protocol with the size: it is tried again.
+  bucket_driver driver;
+  driver.bytes = std::size_t{1} << 20;
+  driver.candidates = {1, 2, 3, 4, mpi};
+  driver.times = {{1, 50'000}, {2, 124'000}, {3, 154'000}, {4, 160'000}, {mpi, 150'000}};
+  ASSERT_NO_FATAL_FAILURE(settle_and_double(driver));
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  for (const std::int8_t slow : {2, 3, 4})
+    EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), slow), 0) << int{slow};
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 2);  // pruned after 2 calls
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("tree [not tried: pruned at 1 MiB]"), std::string::npos) << line;
+  EXPECT_NE(line.find("mpi 300.0 us [pruned after 2 calls]"), std::string::npos) << line;
+}
+
+TEST(OnlineSelector, ShortCallsAndTheRulesChoicePassNoPruneOn) {
+  // Below inherit_min_ns a candidate's set-up may decide, and it may win at twice the size.
+  bucket_driver driver;
+  driver.bytes = std::size_t{16} << 10;
+  driver.candidates = {1, 2, 3};
+  driver.times = {{1, 4'000}, {2, 1'000}, {3, 3'000}};  // the rules' choice 4x behind
+  ASSERT_NO_FATAL_FAILURE(settle_and_double(driver));
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  for (const std::int8_t each : {1, 2, 3})
+    EXPECT_GE(std::count(driver.ran.begin(), driver.ran.end(), each), 2) << int{each};
+  // Long calls: the rules' choice (candidate 0) still runs, though it was 4x behind.
+  driver.bytes = std::size_t{1} << 20;
+  driver.times = {{1, 200'000}, {2, 50'000}, {3, 150'000}};
+  ASSERT_NO_FATAL_FAILURE(settle_and_double(driver));
+  ASSERT_NO_FATAL_FAILURE(settle(driver));
+  EXPECT_GE(std::count(driver.ran.begin(), driver.ran.end(), 1), 1);
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 3), 0);
+}
+
 TEST(OnlineSelector, NoConfirmationAgainstARivalMoreThanTwiceAsSlow) {
   // Every candidate within 2x after two calls (none pruned); in the last round the rules' choice
   // runs faster, and every other one ends more than 2x behind it.
