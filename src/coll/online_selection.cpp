@@ -222,6 +222,8 @@ void online_selector::inherit_prunes(bucket_state& state, tuned_op op, std::size
     if (state.candidates[i] == tuning_choices::system_mpi) continue;
     for (std::size_t j = 0; j < smaller.candidate_count; ++j) {
       if (smaller.candidates[j] != state.candidates[i] || !smaller.pruned[j]) continue;
+      // Pruned there at 2x; skipped here only far behind (an inherited skip has no time: kept).
+      if (smaller.slowest[j] != no_time && smaller.slowest[j] / inherit_factor < fastest) continue;
       state.pruned[i] = true;
       state.pruned_after[i] = 0;
     }

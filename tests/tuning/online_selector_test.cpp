@@ -513,17 +513,19 @@ void settle_and_double(bucket_driver& driver) {
   driver.ran.clear();
 }
 
-TEST(OnlineSelector, TheNextBucketSkipsOwnCandidatesPrunedBelowWhereCallsAreLong) {
-  // Broadcast of 1 MiB then 2 MiB: tree, slots and double-buffer 2.5-3x single copy's 50 us; the
-  // system MPI's call 3x too, but an MPI may change protocol with the size: it is tried again.
+TEST(OnlineSelector, TheNextBucketSkipsOwnCandidatesFarBehindBelowWhereCallsAreLong) {
+  // Broadcast of 1 MiB then 2 MiB: tree and double-buffer 3.2-3.6x single copy's 50 us; ring 2.5x,
+  // pruned too, but close enough to win once the data leaves the cache: tried again. The system
+  // MPI's call 3x, but an MPI may change protocol with the size: tried again.
   bucket_driver driver;
   driver.bytes = std::size_t{1} << 20;
   driver.candidates = {1, 2, 3, 4, mpi};
-  driver.times = {{1, 50'000}, {2, 124'000}, {3, 154'000}, {4, 160'000}, {mpi, 150'000}};
+  driver.times = {{1, 50'000}, {2, 125'000}, {3, 160'000}, {4, 180'000}, {mpi, 150'000}};
   ASSERT_NO_FATAL_FAILURE(settle_and_double(driver));
   ASSERT_NO_FATAL_FAILURE(settle(driver));
-  for (const std::int8_t slow : {2, 3, 4})
+  for (const std::int8_t slow : {3, 4})
     EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), slow), 0) << int{slow};
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 2);    // pruned after 2 calls
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), mpi), 2);  // pruned after 2 calls
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
@@ -543,7 +545,7 @@ TEST(OnlineSelector, ShortCallsAndTheRulesChoicePassNoPruneOn) {
     EXPECT_GE(std::count(driver.ran.begin(), driver.ran.end(), each), 2) << int{each};
   // Long calls: the rules' choice (candidate 0) still runs, though it was 4x behind.
   driver.bytes = std::size_t{1} << 20;
-  driver.times = {{1, 200'000}, {2, 50'000}, {3, 150'000}};
+  driver.times = {{1, 200'000}, {2, 50'000}, {3, 160'000}};
   ASSERT_NO_FATAL_FAILURE(settle_and_double(driver));
   ASSERT_NO_FATAL_FAILURE(settle(driver));
   EXPECT_GE(std::count(driver.ran.begin(), driver.ran.end(), 1), 1);
