@@ -212,21 +212,28 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
 }
 
 void online_selector::inherit_prunes(bucket_state& state, tuned_op op, std::size_t bucket) const {
-  if (bucket == 0) return;
-  const bucket_state& smaller = m_buckets[static_cast<std::size_t>(op)][bucket - 1];
-  // Its prune round done (a settled bucket has done it too): the same state on every rank.
-  if (smaller.round < prune_after_calls) return;
+  if (bucket < 2) return;
+  const auto& of_op = m_buckets[static_cast<std::size_t>(op)];
+  const bucket_state& smaller = of_op[bucket - 1];
+  const bucket_state& smallest = of_op[bucket - 2];
+  // Their prune rounds done (a settled bucket has done it too): the same state on every rank.
+  if (smaller.round < prune_after_calls || smallest.round < prune_after_calls) return;
   const std::uint64_t fastest = best_slowest(smaller);
   if (fastest == no_time || fastest < inherit_min_ns) return;
+  auto pruned_in = [](const bucket_state& below, std::int8_t candidate) -> const std::uint64_t* {
+    for (std::size_t j = 0; j < below.candidate_count; ++j)
+      if (below.candidates[j] == candidate && below.pruned[j]) return &below.slowest[j];
+    return nullptr;
+  };
   for (std::size_t i = 1; i < state.candidate_count; ++i) {  // the rules' choice always runs
     if (state.candidates[i] == tuning_choices::system_mpi) continue;
-    for (std::size_t j = 0; j < smaller.candidate_count; ++j) {
-      if (smaller.candidates[j] != state.candidates[i] || !smaller.pruned[j]) continue;
-      // Pruned there at 2x; skipped here only far behind (an inherited skip has no time: kept).
-      if (smaller.slowest[j] != no_time && smaller.slowest[j] / inherit_factor < fastest) continue;
-      state.pruned[i] = true;
-      state.pruned_after[i] = 0;
-    }
+    // Far behind one bucket down (an inherited skip has no time: still far behind), and pruned two
+    // buckets down too: a candidate that lost two calls to a passing slowdown is tried again.
+    const std::uint64_t* below = pruned_in(smaller, state.candidates[i]);
+    if (below == nullptr || pruned_in(smallest, state.candidates[i]) == nullptr) continue;
+    if (*below != no_time && *below / inherit_factor < fastest) continue;
+    state.pruned[i] = true;
+    state.pruned_after[i] = 0;
   }
 }
 

@@ -150,16 +150,19 @@ class online_selector {
   static constexpr std::uint64_t oversubscribed_first_prune_factor = 4;
   /// A bucket's trial skips the candidates of cachecomm's own that the next smaller bucket's trial
   /// pruned at least inherit_factor times behind its fastest, where that fastest call took at
-  /// least inherit_min_ns. A call of 20 us or more is mostly bytes moved, not the few microseconds
-  /// of set-up (a handshake, a system call) in which the candidates differ. Programs that make few
-  /// calls of each large size paid for hopeless candidates most: IMB runs 10-40 calls of 1-4 MiB,
-  /// all of them inside the trial (about 40 calls a bucket), and preloaded Intel MPI broadcast 4
-  /// MiB at 0.80x plain (hot), double-buffer and tree at 3-4x the fastest tried twice in every
-  /// bucket. 3x, not prune_factor: the ranking still moves as the data leaves the cache (Intel
-  /// MPI's gatherv trial, 2 ranks: central 2.6x single copy's time at 256-512 KiB, 0.5-0.7x of it
-  /// at 1-4 MiB; skipped from 512 KiB, IMB's 4 MiB gatherv went from 0.69x plain to 0.58x). The
-  /// system MPI's call is never skipped: an MPI changes protocol with the size (Intel MPI's
-  /// gatherv: 536 us at 512 KiB-1 MiB, 75 us at 1-2 MiB).
+  /// least inherit_min_ns, and that the bucket below that pruned too: a trial prunes on two calls,
+  /// and a passing slowdown made central and single copy 5x slower than MPI's gather in them at 1-2
+  /// MiB (Intel MPI, 2 ranks), where central had been the fastest at 512 KiB-1 MiB (22-28 us). A
+  /// call of 20 us or more is mostly bytes moved, not the few microseconds of set-up (a handshake,
+  /// a system call) in which the candidates differ. Programs that make few calls of each large size
+  /// paid for hopeless candidates most: IMB runs 10-40 calls of 1-4 MiB, all of them inside the
+  /// trial (about 40 calls a bucket), and preloaded Intel MPI broadcast 4 MiB at 0.80x plain (hot),
+  /// double-buffer and tree at 3-4x the fastest tried twice in every bucket. 3x, not prune_factor:
+  /// the ranking still moves as the data leaves the cache (Intel MPI's gatherv trial, 2 ranks:
+  /// central 2.6x single copy's time at 256-512 KiB, 0.5-0.7x of it at 1-4 MiB; skipped from 512
+  /// KiB, IMB's 4 MiB gatherv went from 0.69x plain to 0.58x). The system MPI's call is never
+  /// skipped: an MPI changes protocol with the size (Intel MPI's gatherv: 536 us at 512 KiB-1 MiB,
+  /// 75 us at 1-2 MiB).
   static constexpr std::uint64_t inherit_min_ns = 20'000;
   static constexpr std::uint64_t inherit_factor = 3;
   /// Another candidate replaces the rules' choice only if its estimate is this many percent lower.
@@ -358,8 +361,9 @@ class online_selector {
     return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
   }
   void end_round(bucket_state& state, tuned_op op, const agree_function& agree);
-  /// Marks the candidates the next smaller bucket's trial pruned far behind (inherit_min_ns,
-  /// inherit_factor) as pruned here before the first round (pruned_after 0: never tried).
+  /// Marks the candidates the next two smaller buckets' trials pruned, the nearer one far behind
+  /// (inherit_min_ns, inherit_factor), as pruned here before the first round (pruned_after 0:
+  /// never tried).
   void inherit_prunes(bucket_state& state, tuned_op op, std::size_t bucket) const;
   /// The call a running comparison makes: the choice's block, then the runner-up's.
   online_plan comparison_call(bucket_state& state, tuned_op op);
