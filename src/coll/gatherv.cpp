@@ -256,9 +256,9 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
   };
   begin_call(call_kind::gatherv, 0, datatype::byte, 0xffU);
   const std::uint32_t step = begin_step();
-  std::size_t sent = 0;      // the non-root's count
-  std::size_t expected = 0;  // the root's count for the non-root
-  std::uint64_t address = 0;
+  std::size_t sent = 0;       // the non-root's count
+  std::size_t expected = 0;   // the root's count for the non-root
+  std::uint64_t address = 0;  // root: the non-root's block; non-root: where it goes at the root
   // Both ranks can hand the call to the system MPI (each posts its own answer beside its count).
   bool system_possible = planner.system_possible();
   auto copy_own_block = [&] {
@@ -331,10 +331,9 @@ void coll_engine::gatherv_pair(const vector_call& call, in_call_planner& planner
   int error_number = 0;
   bool pushed = false;
   if (push && !is_root) {
-    error_number = m_cross->copy_to(call.root, in, address, sent);
-    put_word(slot_data(m_rank, step, slot_payload), 2, static_cast<std::uint64_t>(error_number));
-    pushed = error_number == 0;
-    error_number = 0;  // the root pulls instead and reports its own failure
+    const int write_error = m_cross->copy_to(call.root, in, address, sent);
+    put_word(slot_data(m_rank, step, slot_payload), 2, static_cast<std::uint64_t>(write_error));
+    pushed = write_error == 0;  // otherwise the root pulls the block and reports its own failure
   }
   if (push && is_root) {
     m_wait->wait_reach(m_done[other].value, step, static_cast<int>(other),

@@ -13,11 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t digest = 1469598103934665603ULL;
-static void mix(const void* data, size_t bytes) {
-  const unsigned char* p = (const unsigned char*)data;
-  for (size_t i = 0; i < bytes; ++i) digest = (digest ^ p[i]) * 1099511628211ULL;
-}
+#include "result_digest.h"
 
 static void report(const char* label) {
   int rank, size;
@@ -25,13 +21,9 @@ static void report(const char* label) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   uint64_t* all = (uint64_t*)malloc(sizeof(uint64_t) * (size_t)size);
   MPI_Gather_c(&digest, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  if (rank == 0) {
-    printf("%s:", label);
-    for (int i = 0; i < size; ++i) printf(" %016llx", (unsigned long long)all[i]);
-    printf("\n");
-  }
+  if (rank == 0) print_digests(label, all, size);
   free(all);
-  digest = 1469598103934665603ULL;
+  digest = DIGEST_START;
 }
 
 static void fill(double* values, MPI_Count n, int rank, int round) {
