@@ -22,8 +22,13 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
   auto* out = static_cast<std::byte*>(output);
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);
-  if (input != out + me * block_bytes) copy_memory(out + me * block_bytes, input, block_bytes);
-  if (m_size == 1) return;
+  // The own block goes to the output after the first chunk is posted: the other ranks wait for the
+  // post, not for this copy (2 ranks, 32-128 KiB: a block's copy is a fifth of the call).
+  const bool own_copy = input != out + me * block_bytes;
+  if (m_size == 1) {
+    if (own_copy) copy_memory(out + me * block_bytes, input, block_bytes);
+    return;
+  }
   const bool use_slots = block_bytes <= slot_payload;
   const std::size_t chunk =
       use_slots ? slot_payload : fitted_chunk(m_tuning.region_bytes / size, block_bytes);
@@ -42,6 +47,7 @@ void coll_engine::allgather_central(const void* input, void* output, std::size_t
       stores.copy(ring_area(ring, me, step), in + offset, n);
       post_region(step);
     }
+    if (offset == 0 && own_copy) copy_memory(out + me * block_bytes, input, block_bytes);
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       const std::byte* source = nullptr;

@@ -51,7 +51,6 @@ void coll_engine::allgatherv_central(const vector_call& call) {
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);
   const std::size_t own = call.bytes[me];
-  copy_own(call, me);
   const std::size_t largest = largest_of(call, size);
   const bool use_slots = largest <= slot_payload;
   const std::size_t chunk =
@@ -72,6 +71,7 @@ void coll_engine::allgatherv_central(const vector_call& call) {
       if (mine != 0) stores.copy(ring_area(ring, me, step), in + offset, mine);
       post_region(step);
     }
+    if (offset == 0) copy_own(call, me);  // after the post: the others wait for it, not this copy
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       const std::byte* source = nullptr;

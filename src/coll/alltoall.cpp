@@ -29,7 +29,10 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
   auto* out = static_cast<std::byte*>(output);
   const auto me = static_cast<std::size_t>(m_rank);
   const auto size = static_cast<std::size_t>(m_size);
-  copy_memory(out + me * block_bytes, in + me * block_bytes, block_bytes);
+  // The own block is copied after the first post: the others wait for the post, not for this copy.
+  const auto copy_own = [&] {
+    copy_memory(out + me * block_bytes, in + me * block_bytes, block_bytes);
+  };
   const std::size_t total = block_bytes * size;
   if (total <= slot_payload) {
     // All of a rank's blocks in its one slot; each reader takes its block from every slot.
@@ -37,6 +40,7 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
     ensure_free(step, slot_depth(total));
     copy_memory(slot_data(m_rank, step, total), in, total);
     post_slot(step, total);
+    copy_own();
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_slot(static_cast<int>(rank), step, total, "alltoall (a rank's slot)");
@@ -64,6 +68,7 @@ void coll_engine::alltoall_central(const void* input, void* output, std::size_t 
       }
     }
     post_region(step);
+    if (offset == 0) copy_own();
     for (std::size_t distance = 1; distance < size; ++distance) {
       const std::size_t rank = (me + distance) % size;
       wait_region(static_cast<int>(rank), step, "alltoall (a rank's blocks)");

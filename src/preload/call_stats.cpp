@@ -69,6 +69,7 @@ std::string_view to_string(outcome reason) {
     case outcome::not_initialized: return "not-initialized";
     case outcome::intercommunicator: return "intercommunicator";
     case outcome::warming_up: return "warming-up";
+    case outcome::mpi_warming: return "mpi-warming";
     case outcome::derived_datatype: return "derived-datatype";
     case outcome::unmapped_datatype: return "unmapped-datatype";
     case outcome::user_op: return "user-op";

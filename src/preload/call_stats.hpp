@@ -66,7 +66,8 @@ enum class outcome {
   not_initialized,  ///< MPI was not initialized through this library
   intercommunicator,
   warming_up,  ///< fewer than CACHECOMM_PRELOAD_WARMUP collective calls on this communicator so far
-  derived_datatype,   ///< not a predefined, gap-free datatype
+  mpi_warming,       ///< among the first CACHECOMM_PRELOAD_MPI_WARMUP calls of this collective here
+  derived_datatype,  ///< not a predefined, gap-free datatype
   unmapped_datatype,  ///< predefined but with no cachecomm reduction type (MPI_WCHAR, MPI_2INT...)
   user_op,            ///< user-defined operation (commutative or not)
   unmapped_op,        ///< predefined operation cachecomm does not reduce with (MPI_MAXLOC...)

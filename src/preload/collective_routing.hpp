@@ -36,7 +36,7 @@ inline route route_call(call_kind kind, MPI_Comm comm) {
     r.why_not = *blocked;
     return r;
   }
-  r.fast = fast_comm(comm, r.why_not, r.error_code);
+  r.fast = fast_comm(comm, r.why_not, r.error_code, false, kind);
   if (r.error_code != MPI_SUCCESS) stats().count(kind, outcome::cachecomm_error);
   return r;
 }

@@ -10,6 +10,7 @@
 
 #include "cachecomm/error.hpp"
 #include "coll/mismatch_error.hpp"
+#include "coll/mpi_library.hpp"
 #include "preload/mpi_identity.hpp"
 #include "preload/nonblocking_requests.hpp"
 #include "preload/settings.hpp"
@@ -25,6 +26,7 @@ struct runtime {
   bool summary = false;
   int thread_level = MPI_THREAD_SINGLE;
   long long warmup = 3;
+  std::uint16_t mpi_warmup = 0;  ///< resolved CACHECOMM_PRELOAD_MPI_WARMUP
   std::size_t nonblocking_bytes = 65536;
   int keyval = MPI_KEYVAL_INVALID;
   std::array<bool, static_cast<std::size_t>(call_kind::count_)> op_enabled{};
@@ -132,6 +134,10 @@ comm_state* state_of(MPI_Comm comm) {
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return nullptr;
     if (inter != 0) owned->unusable = outcome::intercommunicator;
+    for (std::size_t kind = 0; kind < owned->mpi_warmup_left.size(); ++kind) {
+      const auto k = static_cast<call_kind>(kind);
+      if (is_collective(k) && k != call_kind::barrier) owned->mpi_warmup_left[kind] = r.mpi_warmup;
+    }
     if (PMPI_Comm_set_attr(comm, r.keyval, owned.get()) != MPI_SUCCESS) return nullptr;
     state = owned.release();
     const std::lock_guard<std::mutex> lock(r.tracked_mutex);
@@ -148,8 +154,18 @@ std::atomic<std::uint64_t> g_states_generation{1};
 constinit thread_local hot_entry g_hot __attribute__((tls_model("initial-exec")));
 
 namespace {
-void remember_hot(MPI_Comm comm, cachecomm::comm* fast) {
-  g_hot = {comm, fast, g_states_generation.load(std::memory_order_acquire)};
+void remember_hot(MPI_Comm comm, const comm_state& state) {
+  g_hot = {comm, state.fast.get(), g_states_generation.load(std::memory_order_acquire),
+           rt().mpi_warmup != 0 ? state.mpi_warmup_left.data() : nullptr};
+}
+
+// Counts one call of `kind` against the MPI's warm-up on this communicator; true while it lasts.
+bool mpi_warming_up(comm_state& state, call_kind kind) {
+  if (kind == call_kind::count_) return false;
+  std::uint16_t& left = state.mpi_warmup_left[static_cast<std::size_t>(kind)];
+  if (left == 0) return false;
+  --left;
+  return true;
 }
 }  // namespace
 
@@ -179,6 +195,10 @@ void start(int provided_thread_level) {
     r.enabled = read.enabled;
     r.summary = read.summary;
     r.warmup = read.warmup;
+    r.mpi_warmup = static_cast<std::uint16_t>(
+        read.mpi_warmup >= 0
+            ? read.mpi_warmup
+            : mpi_warmup_for(running_mpi_family() == mpi_library_family::intel_mpi));
     r.op_enabled = read.serve;
     r.nonblocking_bytes = read.nonblocking_bytes;
   } catch (const std::exception& e) {
@@ -248,7 +268,8 @@ std::shared_ptr<cachecomm::comm> window_fast_comm(MPI_Comm comm) {
   return shared_fast_comm(comm);
 }
 
-cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, bool skip_warmup) {
+cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, bool skip_warmup,
+                           call_kind kind) {
   error_code = MPI_SUCCESS;
   if (comm == MPI_COMM_NULL) {
     why_not = outcome::invalid_argument;
@@ -264,7 +285,11 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
     return nullptr;
   }
   if (state->fast) {
-    remember_hot(comm, state->fast.get());
+    remember_hot(comm, *state);
+    if (mpi_warming_up(*state, kind)) {
+      why_not = outcome::mpi_warming;
+      return nullptr;
+    }
     return state->fast.get();
   }
   // Every rank makes the same collective calls on a communicator in the same order, so every rank
@@ -294,7 +319,11 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
       if (reuse && !state->members.empty()) state->token = draw_token(*state->fast);
     }
     prepare_channel(*state);
-    remember_hot(comm, state->fast.get());
+    remember_hot(comm, *state);
+    if (mpi_warming_up(*state, kind)) {
+      why_not = outcome::mpi_warming;
+      return nullptr;
+    }
     return state->fast.get();
   } catch (...) {
     state->unusable = outcome::state_failed;

@@ -26,6 +26,9 @@ extern std::atomic<int> g_nonblocking_attention;
 /// collectives on one communicator), so it needs no lock.
 struct comm_state {
   long long collective_calls = 0;  ///< intercepted collective calls so far (same on every rank)
+  /// Per data collective, the calls still to pass to MPI while it warms up (settings.hpp,
+  /// mpi_warmup); counted down on every rank alike.
+  std::array<std::uint16_t, static_cast<std::size_t>(call_kind::count_)> mpi_warmup_left{};
   /// Built after the warm-up calls. Shared: a window made on the communicator keeps it alive (MPI
   /// lets a program free a communicator while windows made from it live on).
   std::shared_ptr<cachecomm::comm> fast;
@@ -74,6 +77,8 @@ struct hot_entry {
   MPI_Comm comm{};
   cachecomm::comm* fast = nullptr;
   std::uint64_t generation = 0;
+  /// The communicator's comm_state::mpi_warmup_left while the MPI warm-up is on, else null.
+  const std::uint16_t* mpi_warmup_left = nullptr;
 };
 extern constinit thread_local hot_entry g_hot __attribute__((tls_model("initial-exec")));
 
@@ -81,7 +86,9 @@ extern constinit thread_local hot_entry g_hot __attribute__((tls_model("initial-
 /// null (then the caller takes the full route through `fast_comm`).
 inline cachecomm::comm* hot_comm(call_kind kind, MPI_Comm comm) {
   if (!g_armed[static_cast<std::size_t>(kind)] || g_hot.comm != comm || g_inside_cachecomm ||
-      g_hot.generation != g_states_generation.load(std::memory_order_acquire))
+      g_hot.generation != g_states_generation.load(std::memory_order_acquire) ||
+      (g_hot.mpi_warmup_left != nullptr &&
+       g_hot.mpi_warmup_left[static_cast<std::size_t>(kind)] != 0))
     return nullptr;
   return g_hot.fast;
 }
@@ -120,9 +127,10 @@ call_stats& stats();
 /// when cachecomm may serve the call. Otherwise returns null and sets `why_not`. When building the
 /// state fails, the error went through the communicator's error handler: `error_code` is set and
 /// the caller must return it. `skip_warmup`: build the state in this call (window allocation:
-/// windows live long).
+/// windows live long). `kind`: the collective, for the MPI's own warm-up (call_kind::count_: none).
 [[nodiscard]] cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code,
-                                         bool skip_warmup = false);
+                                         bool skip_warmup = false,
+                                         call_kind kind = call_kind::count_);
 /// The shared owner of the state fast_comm returned for `comm` (null if none).
 [[nodiscard]] std::shared_ptr<cachecomm::comm> shared_fast_comm(MPI_Comm comm);
 

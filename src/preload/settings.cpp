@@ -84,6 +84,14 @@ const setting<long long> warmup_setting{
     "built "
     "for it (short-lived communicators never pay for the shared memory).",
     {.min = 0}};
+const setting<long long> mpi_warmup_setting{
+    "CACHECOMM_PRELOAD_MPI_WARMUP",
+    -1,
+    "Preload library: calls of each data collective on a communicator passed to MPI before "
+    "cachecomm serves that collective there, so that an MPI which sets up its own shared memory "
+    "over its first calls has done so when online selection times it (-1: 600 under Intel MPI, "
+    "0 under the others).",
+    {.min = -1, .max = 65535}};
 const setting<bool> summary_setting{
     "CACHECOMM_PRELOAD_SUMMARY", false,
     "Preload library: 1 prints at MPI_Finalize (rank 0, stderr) how many calls of each kind "
@@ -129,11 +137,16 @@ const setting<bool>* switch_of(call_kind kind) {
 
 }  // namespace
 
+long long mpi_warmup_for(bool intel_mpi) {
+  return intel_mpi ? 600 : 0;
+}
+
 preload_settings read_preload_settings(const config& settings) {
   preload_settings result;
   result.enabled = preload_setting.read(settings);
   result.summary = summary_setting.read(settings);
   result.warmup = warmup_setting.read(settings);
+  result.mpi_warmup = mpi_warmup_setting.read(settings);
   result.nonblocking_bytes = static_cast<std::size_t>(nonblocking_bytes_setting.read(settings));
   for (std::size_t kind = 0; kind < result.serve.size(); ++kind) {
     const setting<bool>* serve = switch_of(static_cast<call_kind>(kind));

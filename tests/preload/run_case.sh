@@ -11,13 +11,15 @@
 #   --preload-only VAR=VALUE run only with the preload library, with VAR set (repeatable) ...
 #   --expect TEXT            ... and require TEXT in its standard output (repeatable)
 #   --expect-summary TEXT    the summary must contain TEXT (case-insensitive)
+#   --summary-regex RE       the summary must have a line matching the extended regex RE
+#                            (repeatable)
 #   --env VAR=VALUE          set VAR in both runs (repeatable)
 #   --linked                 PROGRAM links the library itself (no LD_PRELOAD): the baseline run
 #                            switches it off with CACHECOMM_PRELOAD=0 and must serve nothing
 #   --run-limit SECONDS      kill a run that takes longer (default 180)
 set -euo pipefail
 
-mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); no_reasons=(); none_served=0; failed=(); preload_only=(); expect=(); expect_summary=""; linked=0; common_env=(); run_limit=180
+mpirun=""; np=""; lib=""; flags=(); served=(); reasons=(); no_reasons=(); none_served=0; failed=(); preload_only=(); expect=(); expect_summary=""; summary_regexes=(); linked=0; common_env=(); run_limit=180
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mpirun) mpirun="$2"; shift 2 ;;
@@ -32,6 +34,7 @@ while [[ $# -gt 0 ]]; do
     --preload-only) preload_only+=("$2"); shift 2 ;;
     --expect) expect+=("$2"); shift 2 ;;
     --expect-summary) expect_summary="$2"; shift 2 ;;
+    --summary-regex) summary_regexes+=("$2"); shift 2 ;;
     --linked) linked=1; shift ;;
     --env) common_env+=("$2"); shift 2 ;;
     --run-limit) run_limit="$2"; shift 2 ;;
@@ -88,6 +91,11 @@ fi
 
 summary="$work/preload.err"
 grep -q "cachecomm preload summary ($np ranks" "$summary" || { echo "FAIL: no preload summary: the library was not interposed" >&2; exit 1; }
+for regex in "${summary_regexes[@]}"; do
+  if ! grep -qE -- "$regex" "$summary"; then
+    echo "FAIL: no line of the summary matches '$regex'" >&2; exit 1
+  fi
+done
 if [[ -n "$expect_summary" ]] && ! grep -qiF -- "$expect_summary" "$summary"; then
   echo "FAIL: expected '$expect_summary' in the summary" >&2; exit 1
 fi

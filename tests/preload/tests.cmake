@@ -30,7 +30,7 @@ endif()
 foreach(program IN ITEMS preload_collectives preload_passthrough preload_thread_multiple preload_errors
                         preload_windows preload_datatypes preload_conformance preload_rma
                         preload_window_threads preload_online_selection
-                        preload_comm_reuse)
+                        preload_comm_reuse preload_mpi_warmup)
   add_executable(${program} ${preload_dir}/${program}.c)
   target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads)  # plain MPI: no cachecomm
 endforeach()
@@ -73,6 +73,19 @@ preload_case(preload_online_selection RANKS 2 3
        --served MPI_Bcast --served MPI_Allreduce --reason MPI_Allreduce:mpi-trial
        --reason MPI_Bcast:mpi-trial --expect-summary "measured online"
        -- $<TARGET_FILE:preload_online_selection>)
+# The MPI's warm-up (CACHECOMM_PRELOAD_MPI_WARMUP, the default under Intel MPI): the first 4 calls
+# of each data collective on each of the two communicators pass to MPI, the other 6 are served, and
+# the barriers are not held back; the summary counts them over all ranks.
+foreach(np IN ITEMS 1 2 3 4)
+  math(EXPR warm "2 * 4 * ${np}")
+  math(EXPR warm_served "2 * 6 * ${np}")
+  preload_case(preload_mpi_warmup RANKS ${np}
+    ARGS --env CACHECOMM_PRELOAD_MPI_WARMUP=4 --no-reason MPI_Barrier:mpi-warming
+         --summary-regex "MPI_Allreduce +served +${warm_served} +passed +${warm} +\\(mpi-warming ${warm}\\)"
+         --summary-regex "MPI_Bcast +served +${warm_served} +passed +${warm} +\\(mpi-warming ${warm}\\)"
+         --summary-regex "MPI_Allgather +served +${warm_served} +passed +${warm} +\\(mpi-warming ${warm}\\)"
+         -- $<TARGET_FILE:preload_mpi_warmup>)
+endforeach()
 # Short-lived communicators take freed communicators' states (state_pool.hpp): per rank the world,
 # the first copy, half and reversed copy are built, the 19 later rounds' three are reused; the
 # results stay right whatever the group, rank order and freeing order.
