@@ -19,11 +19,13 @@ def machine():
 
 
 def compare(name, plain_runs, preloaded_runs, row_fields):
-    """Print one program's table (median over rounds per size, plain / preloaded with its spread) and
-    return its JSON rows. *_runs: one {bytes: microseconds} per round; row_fields: what every row
+    """Print one program's table (median over rounds per size, plain / preloaded with its spread, and
+    the ratio of each side's best round: the VM's slow phases, 2-3x for a few seconds, land on one
+    side in some rounds, and the best rounds compare the two when neither was in one) and return
+    its JSON rows. *_runs: one {bytes: microseconds} per round; row_fields: what every row
     says besides the figures (op, mpi_library, buffers, timing, benchmark)."""
     sizes = sorted(set.intersection(*(set(r) for r in plain_runs + preloaded_runs)))
-    print(f"\n{name}\n{'bytes':>9}{'plain us':>11}{'preload us':>12}{'ratio':>8}  spread over rounds")
+    print(f"\n{name}\n{'bytes':>9}{'plain us':>11}{'preload us':>12}{'ratio':>8}  spread over rounds  best/best")
     rows = []
     for size in sizes:
         plain = [r[size] for r in plain_runs]
@@ -31,7 +33,8 @@ def compare(name, plain_runs, preloaded_runs, row_fields):
         ratios = [a / b for a, b in zip(plain, pre) if b > 0]
         mp, mc = statistics.median(plain), statistics.median(pre)
         print(f"{size:>9}{mp:>11.2f}{mc:>12.2f}{mp / mc if mc > 0 else float('nan'):>8.2f}  "
-              f"{min(ratios, default=float('nan')):.2f}-{max(ratios, default=float('nan')):.2f}")
+              f"{min(ratios, default=float('nan')):.2f}-{max(ratios, default=float('nan')):.2f}"
+              f"{min(plain) / min(pre) if min(pre) > 0 else float('nan'):>11.2f}")
         for impl, values in (("mpi", plain), ("cachecomm", pre)):
             p25, p75 = quartiles(values)
             rows.append({**row_fields, "impl": impl, "algorithm": "preload" if impl == "cachecomm" else "default",
