@@ -364,7 +364,9 @@ void coll_engine::post_region(std::uint32_t step) {
         .store(m_call.bytes, std::memory_order_relaxed);
     first_step.store(m_call.first_step, std::memory_order_release);
   }
-  m_wait->publish(line.value, step);
+  // A release store, as the slots' posts (publish_lazy): the fence stalled the poster until it
+  // owned the line again, before its next copy.
+  m_wait->publish_lazy(line.value, step);
 }
 
 void coll_engine::wait_region(int rank, std::uint32_t step, const char* what) {
