@@ -129,8 +129,11 @@ class waiter {
   void check_peers(const char* what) const;
 
  private:
-  /// Spinning waits poke MPI's progress engine (when asked to) once per this many + 1 polls.
-  static constexpr unsigned progress_poll_mask = 255;
+  /// Spinning waits poke MPI's progress engine (when asked to) once per this many + 1 polls. Not
+  /// 255 (until session 25): a passive-target put moves a chunk per turn of the target's engine,
+  /// and IMB-RMA's Unidir_put of 64-512 KiB under MPICH 5 took 10-20x plain's time with the
+  /// target in a served barrier (15: as plain; 0, every poll: no faster).
+  static constexpr unsigned progress_poll_mask = 15;
 
   using ready_function = wait_check::ready_function;
   void slow_wait(const std::uint32_t* futex_word, ready_function ready, void* context,
