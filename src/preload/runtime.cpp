@@ -10,7 +10,6 @@
 
 #include "cachecomm/error.hpp"
 #include "coll/mismatch_error.hpp"
-#include "coll/mpi_library.hpp"
 #include "preload/mpi_identity.hpp"
 #include "preload/nonblocking_requests.hpp"
 #include "preload/settings.hpp"
@@ -195,10 +194,7 @@ void start(int provided_thread_level) {
     r.enabled = read.enabled;
     r.summary = read.summary;
     r.warmup = read.warmup;
-    r.mpi_warmup = static_cast<std::uint16_t>(
-        read.mpi_warmup >= 0
-            ? read.mpi_warmup
-            : mpi_warmup_for(running_mpi_family() == mpi_library_family::intel_mpi));
+    r.mpi_warmup = static_cast<std::uint16_t>(read.mpi_warmup);
     r.op_enabled = read.serve;
     r.nonblocking_bytes = read.nonblocking_bytes;
   } catch (const std::exception& e) {

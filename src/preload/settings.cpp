@@ -84,14 +84,20 @@ const setting<long long> warmup_setting{
     "built "
     "for it (short-lived communicators never pay for the shared memory).",
     {.min = 0}};
+// Intel MPI 2021 sets up its shared-memory collectives over its first ~550 calls of an operation
+// (one call in four 10-20 us slower, whatever the size). Served by cachecomm, those calls come
+// later, when online selection times the MPI's call at 16 KiB and more, and a cold MPI loses
+// buckets it wins warm (allgather 16-64 KiB). Passing 600 by default under Intel MPI was measured
+// and dropped (session 25): OSU's rows then lost cachecomm's 1.3-30x at the first sizes and met
+// Intel's slow calls at another row than plain does (osu_reduce of 8 B 0.13x plain), for 0.1-0.3
+// gained at allgather 16-32 KiB. For a long-running program that relies on the MPI's own calls.
 const setting<long long> mpi_warmup_setting{
     "CACHECOMM_PRELOAD_MPI_WARMUP",
-    -1,
+    0,
     "Preload library: calls of each data collective on a communicator passed to MPI before "
     "cachecomm serves that collective there, so that an MPI which sets up its own shared memory "
-    "over its first calls has done so when online selection times it (-1: 600 under Intel MPI, "
-    "0 under the others).",
-    {.min = -1, .max = 65535}};
+    "over its first calls (Intel MPI: ~550) has done so when online selection times it.",
+    {.min = 0, .max = 65535}};
 const setting<bool> summary_setting{
     "CACHECOMM_PRELOAD_SUMMARY", false,
     "Preload library: 1 prints at MPI_Finalize (rank 0, stderr) how many calls of each kind "
@@ -136,10 +142,6 @@ const setting<bool>* switch_of(call_kind kind) {
 }
 
 }  // namespace
-
-long long mpi_warmup_for(bool intel_mpi) {
-  return intel_mpi ? 600 : 0;
-}
 
 preload_settings read_preload_settings(const config& settings) {
   preload_settings result;
