@@ -18,5 +18,5 @@ for r in $(seq $rounds); do for spec in "$@"; do name=${spec%%=*}; envs=${spec#*
     if [ -n "$libdir" ]; then if [ $m = impi ]; then e+=(-genv LD_LIBRARY_PATH $libdir:$peers/impi/lib); else e+=(-x LD_LIBRARY_PATH=$libdir); fi; fi
     [ "$envs" = pre ] || for kv in ${envs//,/ }; do if [ $m = impi ]; then e+=(-genv ${kv%%=*} ${kv#*=}); else e+=(-x $kv); fi; done
   fi
-  $L "${e[@]}" $args | awk -v v=$name -v r=$r '/^[0-9]/{print r, v, $1, $2}'
+  $L "${e[@]}" $args | awk -v v=$name -v r=$r '/^[0-9]/{print r, v, $1, $2} /^ +[0-9.]+$/ && NF==1 {print r, v, 0, $1}'
 done; done
