@@ -158,13 +158,19 @@ void remember_hot(MPI_Comm comm, const comm_state& state) {
            rt().mpi_warmup != 0 ? state.mpi_warmup_left.data() : nullptr};
 }
 
-// Counts one call of `kind` against the MPI's warm-up on this communicator; true while it lasts.
-bool mpi_warming_up(comm_state& state, call_kind kind) {
-  if (kind == call_kind::count_) return false;
-  std::uint16_t& left = state.mpi_warmup_left[static_cast<std::size_t>(kind)];
-  if (left == 0) return false;
-  --left;
-  return true;
+// The built state for a call of `kind`, or null while the MPI's warm-up of `kind` on this
+// communicator lasts (the call counted against it).
+cachecomm::comm* serving(MPI_Comm comm, comm_state& state, call_kind kind, outcome& why_not) {
+  remember_hot(comm, state);
+  if (kind != call_kind::count_) {
+    std::uint16_t& left = state.mpi_warmup_left[static_cast<std::size_t>(kind)];
+    if (left != 0) {
+      --left;
+      why_not = outcome::mpi_warming;
+      return nullptr;
+    }
+  }
+  return state.fast.get();
 }
 }  // namespace
 
@@ -280,14 +286,7 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
     why_not = *state->unusable;
     return nullptr;
   }
-  if (state->fast) {
-    remember_hot(comm, *state);
-    if (mpi_warming_up(*state, kind)) {
-      why_not = outcome::mpi_warming;
-      return nullptr;
-    }
-    return state->fast.get();
-  }
+  if (state->fast) return serving(comm, *state, kind, why_not);
   // Every rank makes the same collective calls on a communicator in the same order, so every rank
   // builds the state in the same call.
   if (++state->collective_calls <= rt().warmup && !skip_warmup) {
@@ -315,12 +314,7 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
       if (reuse && !state->members.empty()) state->token = draw_token(*state->fast);
     }
     prepare_channel(*state);
-    remember_hot(comm, *state);
-    if (mpi_warming_up(*state, kind)) {
-      why_not = outcome::mpi_warming;
-      return nullptr;
-    }
-    return state->fast.get();
+    return serving(comm, *state, kind, why_not);
   } catch (...) {
     state->unusable = outcome::state_failed;
     why_not = outcome::state_failed;
