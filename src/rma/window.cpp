@@ -139,17 +139,47 @@ window_impl::window_impl(comm& communicator, std::size_t bytes, std::size_t disp
     MPI_Comm notify = MPI_COMM_NULL;
     CACHECOMM_MPI(MPI_Comm_dup(m_comm->world(), &notify));
     m_notify_comm = mpi_comm_owner(notify);
+    m_notices_sent.assign(static_cast<std::size_t>(m_size), {});
+    m_notices_received.assign(static_cast<std::size_t>(m_size), {});
     m_mpi_window = mpi_window_owner(local_base(), bytes, disp_unit, m_comm->world());
   }
 }
 
 window_impl::~window_impl() {
-  if (mpi_finalized()) return;
-  for (auto& request : m_remote_completions) {
-    if (request != MPI_REQUEST_NULL) {
-      MPI_Cancel(&request);
-      MPI_Request_free(&request);
-    }
+  if (mpi_finalized() || !m_multi_node) return;
+  drain_notices();
+}
+
+void window_impl::drain_notices() noexcept {
+  for (std::size_t i = 0; i < m_remote_completions.size(); ++i) {
+    MPI_Request& request = m_remote_completions[i];
+    if (request == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&request);
+    MPI_Status status{};
+    MPI_Wait(&request, &status);
+    int cancelled = 0;
+    MPI_Test_cancelled(&status, &cancelled);
+    if (cancelled == 0)
+      ++m_notices_received[static_cast<std::size_t>(m_remote_completion_ranks[i])].completes;
+  }
+  // Every rank learns how many notices each peer sent it (two counts per pair).
+  std::vector<notice_counts> owed(static_cast<std::size_t>(m_size));
+  static_assert(sizeof(notice_counts) == 2 * sizeof(std::uint32_t));
+  if (MPI_Alltoall(m_notices_sent.data(), 2, MPI_UINT32_T, owed.data(), 2, MPI_UINT32_T,
+                   m_notify_comm.get()) != MPI_SUCCESS)
+    return;
+  const auto receive = [this](int peer, int tag, std::uint32_t sent, std::uint32_t received) {
+    // Serial arithmetic: a count that is somehow ahead must not turn into 2^32 receives.
+    const std::uint32_t missing = sent - received;
+    if (missing >= (1U << 31)) return;
+    std::uint32_t payload = 0;
+    for (std::uint32_t n = 0; n < missing; ++n)
+      MPI_Recv(&payload, 1, MPI_UINT32_T, peer, tag, m_notify_comm.get(), MPI_STATUS_IGNORE);
+  };
+  for (int peer = 0; peer < m_size; ++peer) {
+    const auto index = static_cast<std::size_t>(peer);
+    receive(peer, post_tag, owed[index].posts, m_notices_received[index].posts);
+    receive(peer, complete_tag, owed[index].completes, m_notices_received[index].completes);
   }
 }
 
@@ -272,6 +302,7 @@ void window_impl::await_post(int target, const char* what) {
     CACHECOMM_MPI(
         MPI_Irecv(&seen, 1, MPI_UINT32_T, target, post_tag, m_notify_comm.get(), &request));
     wait_mpi_request(request, target, "a PSCW access epoch (waiting for the target's post)");
+    ++m_notices_received[static_cast<std::size_t>(target)].posts;
   }
   if (seen != expected) {
     throw usage_error("cachecomm: window " + std::string(what) + ": rank " +
@@ -516,6 +547,7 @@ void window_impl::complete() {
     } else {
       CACHECOMM_MPI(
           MPI_Send(&m_consumed[index], 1, MPI_UINT32_T, target, complete_tag, m_notify_comm.get()));
+      ++m_notices_sent[index].completes;
     }
   }
   m_start_group.clear();
@@ -558,6 +590,7 @@ void window_impl::post(const rank_group& origins) {
       m_remote_completion_ranks.push_back(origin);
       ++remote_index;
       CACHECOMM_MPI(MPI_Send(&serial, 1, MPI_UINT32_T, origin, post_tag, m_notify_comm.get()));
+      ++m_notices_sent[index].posts;
     }
   }
   m_exposure_open = true;
@@ -602,8 +635,10 @@ void window_impl::wait() {
     }
   }
   for (std::size_t i = 0; i < m_remote_completions.size(); ++i) {
+    if (m_remote_completions[i] == MPI_REQUEST_NULL) continue;  // done before a timeout
     wait_mpi_request(m_remote_completions[i], m_remote_completion_ranks[i],
                      "a PSCW exposure epoch (waiting for the origin's complete)");
+    ++m_notices_received[static_cast<std::size_t>(m_remote_completion_ranks[i])].completes;
   }
   close_exposure();
 }
@@ -617,10 +652,15 @@ bool window_impl::test() {
     drive_mpi_progress();  // a caller looping on test() must not starve MPI accumulates
   if (!local_completions_done()) return false;
   if (!m_remote_completions.empty()) {
+    const std::vector<MPI_Request> pending = m_remote_completions;
     int done = 0;
     CACHECOMM_MPI(MPI_Testall(static_cast<int>(m_remote_completions.size()),
                               m_remote_completions.data(), &done, MPI_STATUSES_IGNORE));
     if (done == 0) return false;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      if (pending[i] != MPI_REQUEST_NULL)
+        ++m_notices_received[static_cast<std::size_t>(m_remote_completion_ranks[i])].completes;
+    }
   }
   close_exposure();
   return true;

@@ -87,6 +87,9 @@ class window_impl {
   // current access epoch matches.
   void await_post(int target, const char* what);
   void close_exposure();
+  /// At free (collective): cancel pending receives, then receive every notice sent but not yet
+  /// received, so that the notification communicator is freed empty.
+  void drain_notices() noexcept;
   // Waits through the node's waiter; on a window spanning nodes each poll also drives MPI's
   // progress, because MPI accumulates from other ranks may need this process to apply them.
   template <typename Ready>
@@ -159,6 +162,15 @@ class window_impl {
   std::vector<MPI_Request> m_remote_completions;
   std::vector<int> m_remote_completion_ranks;
   std::vector<std::uint32_t> m_remote_completion_serials;
+  // Post and complete messages to and from ranks on other nodes, per comm rank. A window freed
+  // with messages nobody received (an epoch that was never started or ended, e.g. after a
+  // timeout) receives them at free, or MPI would find them pending on the freed communicator.
+  struct notice_counts {
+    std::uint32_t posts = 0;
+    std::uint32_t completes = 0;
+  };
+  std::vector<notice_counts> m_notices_sent;
+  std::vector<notice_counts> m_notices_received;
 };
 
 }  // namespace cachecomm::detail
