@@ -182,23 +182,34 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
   // competes (competes()). The rules' choice (candidate 0) is never pruned: its first call in a
   // bucket may be the communicator's first call of all, which carries one-time set-up.
   // `mpi_factor` for the system MPI's call, `factor` for cachecomm's algorithms.
-  auto prune = [&](std::uint64_t factor, std::uint64_t mpi_factor) {
+  // Factors in percent of the fastest; `own_percent(best)` for cachecomm's algorithms.
+  auto prune = [&](auto own_percent, std::uint64_t mpi_percent) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       if (!state.pruned[i]) agree_on(state.local_best, i);
     const std::uint64_t best = best_slowest(state);
-    if (best >= no_time / std::max(factor, mpi_factor)) return;
+    const std::uint64_t percent = own_percent(best);
+    if (best >= no_time / std::max(percent, mpi_percent)) return;
     for (std::size_t i = 1; i < state.candidate_count; ++i) {
       const bool mpi = state.candidates[i] == tuning_choices::system_mpi;
-      if (state.pruned[i] || state.slowest[i] <= best * (mpi ? mpi_factor : factor)) continue;
+      const std::uint64_t slowest = state.slowest[i];
+      if (state.pruned[i] ||
+          (slowest < no_time / 100 && slowest * 100 <= best * (mpi ? mpi_percent : percent)))
+        continue;
       state.pruned[i] = true;
       state.pruned_after[i] = static_cast<std::uint8_t>(state.round + 1U);
     }
   };
   if (state.round == 0) {
-    prune(m_oversubscribed ? oversubscribed_first_prune_factor : own_first_call_prune_factor,
-          m_oversubscribed ? oversubscribed_first_prune_factor : early_prune_factor);
+    const std::uint64_t own =
+        m_oversubscribed ? oversubscribed_first_prune_factor : own_first_call_prune_factor;
+    prune([own](std::uint64_t) { return own * 100; },
+          (m_oversubscribed ? oversubscribed_first_prune_factor : early_prune_factor) * 100);
   } else if (state.round + 1U == prune_after_calls) {
-    prune(prune_factor, prune_factor);
+    prune(
+        [](std::uint64_t best) {
+          return best >= large_call_ns ? large_call_prune_percent : prune_factor * 100;
+        },
+        prune_factor * 100);
   } else if (last_round) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       if (!state.pruned[i]) agree_on(state.local_best, i);

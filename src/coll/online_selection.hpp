@@ -110,6 +110,16 @@ class online_selector {
   /// trial calls, tree, slots and double-buffer 2.5-3x single copy's time in each of their 5; the
   /// loop took 2x what single copy takes).
   static constexpr std::uint64_t prune_factor = 2;
+  /// Where the fastest candidate's call takes large_call_ns or more (mostly bytes moved, not the
+  /// few microseconds of set-up in which the candidates differ), one of cachecomm's own algorithms
+  /// more than this many percent of its time after prune_after_calls calls gets no more: each of
+  /// its trial calls costs the program tens of microseconds. Programs that make few calls of each
+  /// large size pay for the trial most (a back-to-back loop of 59 calls of 4 MiB, 46 of them in
+  /// the trial, under Intel MPI: single copy and central at 1.7-1.8x the ring's 77 us ran five
+  /// calls each, session 26). The system MPI's call keeps prune_factor (its first calls of a size
+  /// run slow).
+  static constexpr std::uint64_t large_call_ns = 20'000;
+  static constexpr std::uint64_t large_call_prune_percent = 150;
   /// One of cachecomm's own algorithms whose first call took more than this many times the
   /// fastest candidate's gets no second. On a 16-core Xeon at 16 ranks the single-copy broadcast
   /// took 8-12x the double-buffer's time at 16 KiB-8 MiB (every reader pins the root's pages) and

@@ -31,7 +31,7 @@ inline constexpr int flat_broadcast_max_ranks = 16;
 /// broadcast takes the ring, whose root then never laps its readers (select_broadcast).
 inline constexpr std::size_t oversubscribed_ring_broadcast_max_bytes = std::size_t{2} << 20;
 /// Above this size the slot algorithms are no online candidates (online_skips).
-inline constexpr std::size_t slot_candidate_max_bytes = (std::size_t{1} << 20) - 1;
+inline constexpr std::size_t slot_candidate_max_bytes = (std::size_t{256} << 10) - 1;
 /// With this many ranks or more on their own cores online selection leaves out the algorithms
 /// whose cost grows with the rank count (online_skips).
 inline constexpr int many_rank_candidate_min_ranks = 8;
@@ -515,8 +515,12 @@ inline std::string_view system_mpi_reason(const selection_input& input, tuned_op
 /// choice never is: the caller puts it first whatever this says). Every trial call of a slow
 /// candidate is paid by the program, and OSU's loops of about 110 calls a size paid 10-25 % for
 /// them. Left out:
-/// - From 1 MiB the slot broadcast and reductions: they move 4 KiB per flag round trip, 12-13 ms a
-///   call at 1-4 MiB where the others take 0.1-0.6 ms (2 ranks, AMD EPYC VM).
+/// - From 256 KiB the slot broadcast and reductions: they move 4 KiB per flag round trip, 12-13 ms
+///   a call at 1-4 MiB where the others take 0.1-0.6 ms (2 ranks, AMD EPYC VM), and their trials
+///   at 256 KiB-1 MiB took 1.4-1.7x the fastest candidate's time (Zen 5 VM under Intel MPI,
+///   osu_bcast and osu_allreduce, session 26) without ever winning a bucket.
+/// - The broadcast tree of two ranks: it is the slot broadcast (the root's only child reads its
+///   slot), a second trial of the same calls.
 /// - With 8 ranks or more on their own cores, past a slot: the algorithms that put a rank-count
 ///   multiple of the message through one core or one page table. Measured at 16 ranks on a
 ///   16-core Xeon (online selection's trials under Intel MPI, 16 KiB-8 MiB, two runs): the
@@ -533,6 +537,7 @@ inline bool online_skips(tuned_op op, std::int8_t id, const selection_input& inp
       ((broadcast && is(broadcast_algorithm::slots)) || (reduction && is(reduce_algorithm::slots))))
     return true;
   const node_shape& node = input.node;
+  if (broadcast && is(broadcast_algorithm::tree) && node.node_size <= 2) return true;
   if (!selection_rules::many_ranks_on_own_cores(node) ||
       node.node_size < thresholds::many_rank_candidate_min_ranks ||
       input.bytes <= thresholds::slot_message_bytes)
