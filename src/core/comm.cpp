@@ -256,12 +256,7 @@ void comm_impl::wait_mpi(MPI_Request& request, int peer, const char* what) {
     if (m_policy.timeout_seconds > 0 && monotonic_seconds() - start > m_policy.timeout_seconds) {
       // The message may have matched after the last test: then the wait is over after all, and
       // reporting a timeout would lose a message the caller counts on.
-      MPI_Cancel(&request);
-      MPI_Status status{};
-      MPI_Wait(&request, &status);
-      int cancelled = 0;
-      MPI_Test_cancelled(&status, &cancelled);
-      if (cancelled == 0) return;
+      if (!cancel_request(request)) return;
       throw peer_failure("cachecomm: rank " + std::to_string(m_rank) + " waited more than " +
                              std::to_string(m_policy.timeout_seconds) + " s for rank " +
                              std::to_string(peer) + " in " + what +

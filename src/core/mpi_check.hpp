@@ -1,5 +1,6 @@
 // The small MPI helpers every layer shares: return codes into cachecomm::mpi_error (the macro
-// evaluates its argument once), the finalized check for destructors, and the int count guard.
+// evaluates its argument once), the finalized check for destructors, cancelling a request, and the
+// int count guard.
 #pragma once
 
 #include <mpi.h>
@@ -20,6 +21,18 @@ inline void mpi_check(int code, const char* call) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   return finalized != 0;
+}
+
+/// Cancels a pending request and completes it (the request becomes MPI_REQUEST_NULL). True when
+/// the cancel took effect; false when the operation had completed (a receive matched) first, so
+/// that its message was delivered after all.
+inline bool cancel_request(MPI_Request& request) noexcept {
+  MPI_Cancel(&request);
+  MPI_Status status{};
+  MPI_Wait(&request, &status);
+  int cancelled = 0;
+  MPI_Test_cancelled(&status, &cancelled);
+  return cancelled != 0;
 }
 
 /// `count` as MPI's int count. A larger count would be cut modulo 2^32 (or turn negative), so it

@@ -154,12 +154,7 @@ void window_impl::drain_notices() noexcept {
   for (std::size_t i = 0; i < m_remote_completions.size(); ++i) {
     MPI_Request& request = m_remote_completions[i];
     if (request == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&request);
-    MPI_Status status{};
-    MPI_Wait(&request, &status);
-    int cancelled = 0;
-    MPI_Test_cancelled(&status, &cancelled);
-    if (cancelled == 0)
+    if (!cancel_request(request))
       ++m_notices_received[static_cast<std::size_t>(m_remote_completion_ranks[i])].completes;
   }
   // Every rank learns how many notices each peer sent it (two counts per pair).
