@@ -630,7 +630,8 @@ void window_impl::wait() {
     }
   }
   for (std::size_t i = 0; i < m_remote_completions.size(); ++i) {
-    if (m_remote_completions[i] == MPI_REQUEST_NULL) continue;  // done before a timeout
+    if (m_remote_completions[i] == MPI_REQUEST_NULL)
+      continue;  // arrived in an earlier test() or wait()
     wait_mpi_request(m_remote_completions[i], m_remote_completion_ranks[i],
                      "a PSCW exposure epoch (waiting for the origin's complete)");
     ++m_notices_received[static_cast<std::size_t>(m_remote_completion_ranks[i])].completes;
@@ -646,17 +647,19 @@ bool window_impl::test() {
   if (m_multi_node)
     drive_mpi_progress();  // a caller looping on test() must not starve MPI accumulates
   if (!local_completions_done()) return false;
-  if (!m_remote_completions.empty()) {
-    const std::vector<MPI_Request> pending = m_remote_completions;
-    int done = 0;
-    CACHECOMM_MPI(MPI_Testall(static_cast<int>(m_remote_completions.size()),
-                              m_remote_completions.data(), &done, MPI_STATUSES_IGNORE));
-    if (done == 0) return false;
-    for (std::size_t i = 0; i < pending.size(); ++i) {
-      if (pending[i] != MPI_REQUEST_NULL)
-        ++m_notices_received[static_cast<std::size_t>(m_remote_completion_ranks[i])].completes;
+  // Each complete counted as it arrives (a completed request turns MPI_REQUEST_NULL).
+  bool all_arrived = true;
+  for (std::size_t i = 0; i < m_remote_completions.size(); ++i) {
+    if (m_remote_completions[i] == MPI_REQUEST_NULL) continue;
+    int arrived = 0;
+    CACHECOMM_MPI(MPI_Test(&m_remote_completions[i], &arrived, MPI_STATUS_IGNORE));
+    if (arrived == 0) {
+      all_arrived = false;
+      continue;
     }
+    ++m_notices_received[static_cast<std::size_t>(m_remote_completion_ranks[i])].completes;
   }
+  if (!all_arrived) return false;
   close_exposure();
   return true;
 }
