@@ -181,13 +181,14 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
   // Prunes against the fastest so far, by the slowest rank: a candidate that far behind never
   // competes (competes()). The rules' choice (candidate 0) is never pruned: its first call in a
   // bucket may be the communicator's first call of all, which carries one-time set-up.
-  // `mpi_factor` for the system MPI's call, `factor` for cachecomm's algorithms.
-  // Factors in percent of the fastest; `own_percent(best)` for cachecomm's algorithms.
-  auto prune = [&](auto own_percent, std::uint64_t mpi_percent) {
+  // Factors in percent of the fastest: `mpi_percent` for the system MPI's call, `own_percent` for
+  // cachecomm's algorithms, `own_long_percent` for them where the fastest call took large_call_ns.
+  auto prune = [&](std::uint64_t own_percent, std::uint64_t own_long_percent,
+                   std::uint64_t mpi_percent) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       if (!state.pruned[i]) agree_on(state.local_best, i);
     const std::uint64_t best = best_slowest(state);
-    const std::uint64_t percent = own_percent(best);
+    const std::uint64_t percent = best >= large_call_ns ? own_long_percent : own_percent;
     if (best >= no_time / std::max(percent, mpi_percent)) return;
     for (std::size_t i = 1; i < state.candidate_count; ++i) {
       const bool mpi = state.candidates[i] == tuning_choices::system_mpi;
@@ -201,15 +202,11 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
   };
   if (state.round == 0) {
     const std::uint64_t own =
-        m_oversubscribed ? oversubscribed_first_prune_factor : own_first_call_prune_factor;
-    prune([own](std::uint64_t) { return own * 100; },
+        (m_oversubscribed ? oversubscribed_first_prune_factor : own_first_call_prune_factor) * 100;
+    prune(own, own,
           (m_oversubscribed ? oversubscribed_first_prune_factor : early_prune_factor) * 100);
   } else if (state.round + 1U == prune_after_calls) {
-    prune(
-        [](std::uint64_t best) {
-          return best >= large_call_ns ? large_call_prune_percent : prune_factor * 100;
-        },
-        prune_factor * 100);
+    prune(prune_factor * 100, large_call_prune_percent, prune_factor * 100);
   } else if (last_round) {
     for (std::size_t i = 0; i < state.candidate_count; ++i)
       if (!state.pruned[i]) agree_on(state.local_best, i);
