@@ -89,7 +89,11 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int code = 0;
   try {
-    cachecomm::comm comm(MPI_COMM_WORLD);
+    // --measure settles every bucket within online_selection_trial_calls: the trial unpaced.
+    cachecomm::config settings = cachecomm::config::from_environment();
+    if (measure && !settings.is_explicit("CACHECOMM_ONLINE_BUDGET"))
+      settings.set("CACHECOMM_ONLINE_BUDGET", "0");
+    cachecomm::comm comm(MPI_COMM_WORLD, settings);
     // The collectives' state is built collectively on first use, so every rank asks.
     struct choice_row {
       const char* operation;

@@ -19,6 +19,13 @@ const std::vector<coll_op>& coll_ops() {
   return registered();
 }
 
+config settling_settings() {
+  config settings = config::from_environment();
+  if (!settings.is_explicit("CACHECOMM_ONLINE_BUDGET"))
+    settings.set("CACHECOMM_ONLINE_BUDGET", "0");
+  return settings;
+}
+
 void settle_automatic(comm& c, const std::vector<candidate>& candidates) {
   for (const candidate& entry : candidates) {
     if (entry.algorithm != "auto") continue;

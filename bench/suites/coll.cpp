@@ -52,7 +52,7 @@ class coll_suite final : public suite {
         ->capture_default_str();
   }
   int run(const common_options& options) override {
-    cachecomm::comm comm(MPI_COMM_WORLD);
+    cachecomm::comm comm(MPI_COMM_WORLD, settling_settings());
     report results("coll", comm.mpi_comm());
     timing_plan plan = m_plan;
     if (options.quick) plan = timing_plan{5, 3, 10};

@@ -38,6 +38,10 @@ struct coll_op {
 /// they made the automatic row slower than the algorithm it settles on. Call it before
 /// explain_*(), which then names the settled choice.
 void settle_automatic(comm& c, const std::vector<candidate>& candidates);
+/// The environment's settings, with online selection's trial unpaced (CACHECOMM_ONLINE_BUDGET=0)
+/// unless the environment sets it: settle_automatic's online_selection_trial_calls then settle
+/// every bucket, on the choice a paced trial reaches later.
+[[nodiscard]] config settling_settings();
 
 void register_coll_op(coll_op op);
 [[nodiscard]] const std::vector<coll_op>& coll_ops();

@@ -65,6 +65,23 @@ std::string choice_keeping_built_in(const detail::tuning_entry& entry, const std
   return worst_ratio(entry, built_in) <= tolerance * worst_ratio(entry, chosen) ? built_in : chosen;
 }
 
+std::string choice_preferring_own(const detail::tuning_entry& entry, const std::string& chosen,
+                                  double margin) {
+  if (chosen != "mpi") return chosen;
+  const times& names = entry.hot_us.empty() ? entry.cold_us : entry.hot_us;
+  std::string own;
+  double own_ratio = std::numeric_limits<double>::infinity();
+  for (const auto& [name, unused] : names) {
+    if (name == "mpi") continue;
+    const double worst = worst_ratio(entry, name);
+    if (worst < own_ratio) {
+      own_ratio = worst;
+      own = name;
+    }
+  }
+  return !own.empty() && own_ratio <= margin * worst_ratio(entry, chosen) ? own : chosen;
+}
+
 detail::tuning_table table_from_rows(const json& rows, const detail::tuning_key& key,
                                      const std::string& created) {
   detail::tuning_table table;
@@ -97,9 +114,12 @@ detail::tuning_table table_from_rows(const json& rows, const detail::tuning_key&
   }
   for (std::size_t op = 0; op < detail::tuned_op_count; ++op) {
     for (auto& [bytes, entry] : measured[op]) {
-      entry.choice = choice_keeping_built_in(
-          entry, built_in[op][bytes],
-          key.oversubscribed ? keep_built_in_tolerance_oversubscribed : keep_built_in_tolerance);
+      entry.choice = choice_preferring_own(
+          entry,
+          choice_keeping_built_in(entry, built_in[op][bytes],
+                                  key.oversubscribed ? keep_built_in_tolerance_oversubscribed
+                                                     : keep_built_in_tolerance),
+          system_mpi_margin);
       if (!entry.choice.empty()) table.entries[op].push_back(std::move(entry));
     }
   }

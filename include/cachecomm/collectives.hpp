@@ -64,10 +64,14 @@ enum class allgather_algorithm {
 [[nodiscard]] const std::vector<allgather_algorithm>& all_allgather_algorithms();
 
 /// Online selection (docs/configuration.md) spends at most this many calls of one operation and
-/// size bucket on a communicator trying candidates; from the next call the bucket is settled. A
-/// benchmark that times the automatic choice calls it this often first, so that no trial call (each
-/// runs another candidate) lands among its samples.
+/// size bucket on a communicator trying candidates; unpaced (CACHECOMM_ONLINE_BUDGET=0), from the
+/// next call the bucket is settled. A benchmark that times the automatic choice sets that and calls
+/// it this often first, so that no trial call (each runs another candidate) lands among its
+/// samples.
 inline constexpr int online_selection_trial_calls = 59;
+/// Paced (the default budget), a bucket is settled after at most this many calls: the trial's and
+/// the pauses before its last round and its confirmation, in which the leader runs.
+inline constexpr int online_selection_paced_calls = online_selection_trial_calls + 2 * 1024;
 
 /// What `automatic` resolves to for a message of `bytes` on this communicator, and why (allgather:
 /// `bytes` is one rank's block).

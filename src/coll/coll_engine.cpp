@@ -134,8 +134,9 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.gather = settings.gather;
   m_tuning.scatter = settings.scatter;
   m_tuning.alltoall = settings.alltoall;
-  m_online = online_selector(settings.online_selection, settings.online_recheck,
-                             settings.selection_metric, m_oversubscribed);
+  m_online =
+      online_selector(settings.online_selection, settings.online_recheck, settings.selection_metric,
+                      m_oversubscribed, settings.online_budget_percent);
   m_tuning.reduce_scatter = settings.reduce_scatter;
   m_tuning.allgatherv = settings.allgatherv;
   m_tuning.gatherv = settings.gatherv;

@@ -112,6 +112,15 @@ const setting<bool> recheck_setting{
     "8x as many each time), its choice against the runner-up only, and keeps the faster; never "
     "between a reduction's system MPI call and cachecomm's rank-order algorithms, so a re-check "
     "never changes a result. off: a settled size keeps its choice for the communicator's life."};
+const setting<long long> budget_setting{
+    "CACHECOMM_ONLINE_BUDGET",
+    online_selector::default_budget_percent,
+    "Percent of a size's calls that online selection's trial may add beyond its leader (the "
+    "rules' choice, or a candidate its first two rounds measured clearly faster): before the "
+    "last round and before the confirmation the leader runs untimed calls enough to keep that "
+    "phase's extra cost within it (at most 1024 a pause), so that a short run is not slowed by "
+    "the candidates it tries. 0: the rounds back to back (settled within 59 calls).",
+    {.min = 1, .max = 100, .zero_allowed = true}};
 const setting<online_metric> metric_setting{
     "CACHECOMM_ONLINE_METRIC",
     "slowest",
@@ -160,6 +169,7 @@ coll_settings read_coll_settings(const config& settings) {
   result.alltoall = alltoall_setting.read(settings);
   result.online_selection = online_setting.read(settings);
   result.online_recheck = recheck_setting.read(settings);
+  result.online_budget_percent = static_cast<unsigned>(budget_setting.read(settings));
   result.selection_metric = metric_setting.read(settings);
   result.reduce_scatter = reduce_scatter_setting.read(settings);
   result.allgatherv = allgatherv_setting.read(settings);

@@ -33,6 +33,7 @@ struct coll_settings {
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
   online_mode online_selection = online_mode::automatic;           ///< CACHECOMM_ONLINE_SELECTION
   bool online_recheck = true;                                      ///< CACHECOMM_ONLINE_RECHECK
+  unsigned online_budget_percent = 0;                              ///< CACHECOMM_ONLINE_BUDGET
   online_metric selection_metric = online_metric::slowest;         ///< CACHECOMM_ONLINE_METRIC
   reduce_scatter_algorithm reduce_scatter =
       reduce_scatter_algorithm::automatic;  ///< CACHECOMM_REDUCE_SCATTER (both)

@@ -29,6 +29,8 @@ namespace cachecomm {
 // then the call that settles.
 static_assert(detail::online_selector::max_trial_calls + 1 <=
               static_cast<std::size_t>(online_selection_trial_calls));
+static_assert(detail::online_selector::max_paced_trial_calls + 1 <=
+              static_cast<std::size_t>(online_selection_paced_calls));
 
 using detail::mpi_datatype_of;
 using detail::mpi_op_of;

@@ -45,6 +45,11 @@ online_plan online_selector::plan(tuned_op op, std::size_t bytes,
     end_round(state, op, agree);
     if (state.source == choice_source::online && !state.comparing) return {state.chosen, false};
   }
+  if (state.pause_left > 0) {  // pacing: the leader, untimed
+    --state.pause_left;
+    ++state.paused_calls;
+    return {state.candidates[state.leader], false};
+  }
   if (state.comparing) return comparison_call(state, op);
   state.last = state.order[state.position];
   ++state.trial_calls;
@@ -217,6 +222,42 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
     return;
   }
   order_round(state);
+  if (state.round >= first_paced_round) pace(state, round_extra(state));
+}
+
+std::size_t online_selector::leading_candidate(const bucket_state& state) {
+  std::size_t challenger = 0;
+  for (std::size_t i = 1; i < state.candidate_count; ++i) {
+    if (!competes(state, i)) continue;
+    if (challenger == 0 || state.estimate[i] < state.estimate[challenger]) challenger = i;
+  }
+  return challenger != 0 && clearly_faster(trial_time(state, challenger), trial_time(state, 0))
+             ? challenger
+             : 0;
+}
+
+std::uint64_t online_selector::round_extra(const bucket_state& state) {
+  const std::uint64_t leader = state.estimate[leading_candidate(state)];
+  if (leader == no_time) return 0;
+  std::uint64_t extra = 0;
+  for (std::size_t k = 0; k < state.live; ++k) {
+    const std::uint64_t time = state.estimate[state.order[k]];
+    // Unmeasured (a failed call): nothing known to pace by.
+    if (time != no_time && time > leader) extra += (time - leader) * (1 + warm_calls_per_sample);
+  }
+  return extra;
+}
+
+void online_selector::pace(bucket_state& state, std::uint64_t extra) const {
+  state.leader = static_cast<std::uint8_t>(leading_candidate(state));
+  state.pause_left = 0;
+  const std::uint64_t leader = state.estimate[state.leader];
+  if (m_budget_percent == 0 || extra == 0 || leader == no_time || leader < paced_min_ns) return;
+  // extra <= budget% of (pause calls x leader): a pause of ceil(extra / (budget% x leader)).
+  const std::uint64_t budget = leader * m_budget_percent;  // x100
+  const std::uint64_t scaled = extra >= no_time / 100 ? no_time : extra * 100;
+  const std::uint64_t calls = scaled / budget + (scaled % budget != 0 ? 1 : 0);
+  state.pause_left = static_cast<std::uint32_t>(std::min<std::uint64_t>(calls, max_pause_calls));
 }
 
 void online_selector::inherit_prunes(bucket_state& state, tuned_op op, std::size_t bucket) const {
@@ -285,14 +326,7 @@ void online_selector::settle(bucket_state& state, tuned_op op) const {
   // The fastest other candidate replaces the rules' choice (candidate 0) only when it is clearly
   // faster: trial calls are few and noisy, and a close call decided by noise would trade the rules'
   // measured choice (and, against MPI's call, rank-order results) for nothing.
-  std::size_t challenger = 0;
-  for (std::size_t i = 1; i < state.candidate_count; ++i) {
-    if (!competes(state, i)) continue;
-    if (challenger == 0 || state.estimate[i] < state.estimate[challenger]) challenger = i;
-  }
-  const bool replace =
-      challenger != 0 && clearly_faster(trial_time(state, challenger), trial_time(state, 0));
-  state.chosen_index = static_cast<std::uint8_t>(replace ? challenger : 0);
+  state.chosen_index = static_cast<std::uint8_t>(leading_candidate(state));
   state.chosen = state.candidates[state.chosen_index];
   // The closest rival (any result: nothing is settled yet) runs a block against the winner; by
   // the estimate alone, as the rounds may have misjudged its slowest rank too (clearly_faster
@@ -306,6 +340,9 @@ void online_selector::settle(bucket_state& state, tuned_op op) const {
   if (rival != max_candidates && winner < no_time / confirm_rival_factor &&
       state.estimate[rival] <= winner * confirm_rival_factor) {
     state.runner_up = static_cast<std::uint8_t>(rival);
+    const std::uint64_t behind =
+        state.estimate[rival] > winner ? state.estimate[rival] - winner : 0;
+    pace(state, behind * (1 + comparison_calls));  // the leader is the winner
     begin_comparison(state);
     return;
   }
@@ -377,8 +414,12 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
     case choice_source::tuning_file: return line + chosen + " (tuning file)";
     case choice_source::forced: return line + chosen + " (forced by " + setting_name(op) + ")";
     case choice_source::trial:
-      return line + "still measuring online (" + std::to_string(state.trial_calls) +
-             " trial calls so far)";
+      line += "still measuring online (" + std::to_string(state.trial_calls) + " trial calls";
+      if (state.paused_calls != 0) {
+        line += " and " + std::to_string(state.paused_calls) + " of its leader, " +
+                std::string(choice_name(op, state.candidates[state.leader]));
+      }
+      return line + " so far)";
     case choice_source::online: break;
   }
   line += chosen + " (measured online:";
@@ -404,6 +445,8 @@ std::string online_selector::describe(tuned_op op, std::size_t bucket, const buc
     }
   }
   line += "; " + std::to_string(state.trial_calls) + " trial calls";
+  if (state.paused_calls != 0)
+    line += " paced over " + std::to_string(state.trial_calls + state.paused_calls);
   if (state.rechecks_done != 0) {
     line += "; re-checked " + std::to_string(state.rechecks_done) + "x, " +
             std::to_string(state.recheck_switches) + " switched";

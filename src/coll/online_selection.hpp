@@ -225,6 +225,33 @@ class online_selector {
   /// measured on), and a call is long enough to time.
   static constexpr std::size_t automatic_min_bytes = std::size_t{16} << 10;
 
+  /// Pacing (CACHECOMM_ONLINE_BUDGET): where the leader's call takes paced_min_ns or more, before
+  /// the trial's last round and before its confirmation the bucket runs its leader (the rules'
+  /// choice, or a candidate the first two rounds found clearly faster) for as many untimed calls
+  /// as keep that phase's extra cost (what its calls of slower candidates take beyond as many
+  /// calls of the leader, by the agreed times) under this many percent of those calls' time.
+  /// Programs that make few calls of each large size paid for the trial most: OSU makes 110 of a
+  /// size, IMB 10-40 from 1 MiB, and the trial's 34-48 calls of candidates up to 2x behind cost
+  /// allgathers of 512 KiB-4 MiB 5-10 % (OSU at 2 ranks, session 27: 1.59-2.25x plain paced
+  /// against 1.49-2.11x back to back under Open MPI 5 and Intel MPI). Only long calls: those are
+  /// mostly bytes moved, so the first two rounds rank the candidates as a loop runs them; shorter
+  /// ones are misjudged by up to 2.5x there (what the confirmation is for), and a pause on such a
+  /// leader lost the broadcast of 64 KiB 30-40 % (double-buffer, slots or the ring, whichever two
+  /// calls favoured). Rounds 0 and 1 run back to back: they find the leader, and the prune after
+  /// them drops the candidates more than 2x behind. A short run then keeps the leader and pays at
+  /// most the budget for the rest; a long one settles after a few dozen more calls.
+  static constexpr unsigned default_budget_percent = 5;
+  static constexpr std::uint64_t paced_min_ns = large_call_ns;
+  /// The first round a pause precedes.
+  static constexpr unsigned first_paced_round = 2;
+  /// The longest pause (a small budget with many candidates).
+  static constexpr std::uint32_t max_pause_calls = 1024;
+  /// Calls of a bucket before it settles at most, paced: the trial's calls and a pause before each
+  /// paced round and before the confirmation.
+  static constexpr std::size_t max_paced_trial_calls =
+      max_trial_calls +
+      std::size_t{samples_per_candidate - first_paced_round + 1} * max_pause_calls;
+
   /// A settled bucket is re-checked after this many more calls...
   static constexpr std::uint64_t recheck_first_calls = 1024;
   /// ...and each later re-check after this many times as many calls as the one before.
@@ -234,10 +261,15 @@ class online_selector {
   /// after 300 and none after 600 (the trial and the confirmation make 10-15 of them).
   static constexpr unsigned recheck_warm_calls = 512;
 
+  /// `budget_percent`: pacing (0: none, the rounds back to back).
   explicit online_selector(online_mode mode = online_mode::off, bool recheck = true,
                            online_metric metric = online_metric::slowest,
-                           bool oversubscribed = false)
-      : m_mode(mode), m_recheck(recheck), m_metric(metric), m_oversubscribed(oversubscribed) {}
+                           bool oversubscribed = false, unsigned budget_percent = 0)
+      : m_mode(mode),
+        m_recheck(recheck),
+        m_metric(metric),
+        m_oversubscribed(oversubscribed),
+        m_budget_percent(budget_percent) {}
 
   [[nodiscard]] online_mode mode() const { return m_mode; }
   /// Whether `auto` leaves every size to the rules here: on an oversubscribed node a trial costs
@@ -340,6 +372,10 @@ class online_selector {
     std::array<std::uint8_t, max_candidates> pruned_after{};  ///< calls it had when pruned
     std::array<std::uint64_t, max_candidates> local_best{};   ///< this rank's best call of each
     std::uint32_t trial_calls = 0;
+    /// Pacing: calls of the leader left before the trial goes on, and all such calls so far.
+    std::uint32_t pause_left = 0;
+    std::uint32_t paused_calls = 0;
+    std::uint8_t leader = 0;        ///< the candidate a pause runs
     std::uint8_t chosen_index = 0;  ///< the index of `chosen` among the candidates
     /// The candidate a comparison measures beside the choice: the trial's closest rival during the
     /// confirmation, then the runner-up of the same result that re-checks measure.
@@ -399,6 +435,14 @@ class online_selector {
     return {state.estimate[i], state.slowest[i]};
   }
   static void order_round(bucket_state& state);
+  /// The candidate that replaces the rules' choice (candidate 0) by the rounds so far, or 0: the
+  /// fastest that competes, where it is clearly faster.
+  [[nodiscard]] static std::size_t leading_candidate(const bucket_state& state);
+  /// Sets the leader and the pause before a phase whose calls cost `extra` ns beyond as many calls
+  /// of the leader (no pause without a budget or a time for the leader).
+  void pace(bucket_state& state, std::uint64_t extra) const;
+  /// What the next round's calls cost beyond as many calls of the leader (agreed times).
+  [[nodiscard]] static std::uint64_t round_extra(const bucket_state& state);
   /// After the last round: the rules' choice unless another is clearly faster, then the
   /// confirmation against the closest rival (or settled at once where none is close).
   void settle(bucket_state& state, tuned_op op) const;
@@ -420,6 +464,7 @@ class online_selector {
   bool m_recheck = true;
   online_metric m_metric = online_metric::slowest;
   bool m_oversubscribed = false;
+  unsigned m_budget_percent = 0;
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
   /// Operations whose system MPI call a re-check has warmed (recheck_warm_calls) already.
   std::array<bool, tuned_op_count> m_mpi_warmed{};

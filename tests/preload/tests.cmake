@@ -70,6 +70,7 @@ preload_case(preload_collectives RANKS 1 2 3 4 8
 # per size what was measured and chosen.
 preload_case(preload_online_selection RANKS 2 3
   ARGS --env CACHECOMM_TUNING=off --env CACHECOMM_ONLINE_SELECTION=on
+       --env CACHECOMM_ONLINE_BUDGET=0
        --served MPI_Bcast --served MPI_Allreduce --reason MPI_Allreduce:mpi-trial
        --reason MPI_Bcast:mpi-trial --expect-summary "measured online"
        -- $<TARGET_FILE:preload_online_selection>)

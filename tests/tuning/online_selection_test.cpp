@@ -43,8 +43,11 @@ constexpr std::size_t test_counts[] = {3, 1500, 40000};  // int64 elements
 /// after this many calls every bucket must be settled.
 constexpr int calls_per_size = online_selection_trial_calls;
 
+/// Online selection on every size, its trial unpaced: settled within calls_per_size.
 config online_config() {
-  return config::from_environment().set("CACHECOMM_ONLINE_SELECTION", "on");
+  return config::from_environment()
+      .set("CACHECOMM_ONLINE_SELECTION", "on")
+      .set("CACHECOMM_ONLINE_BUDGET", "0");
 }
 
 /// Online selection applies: one node of more than one rank.
@@ -306,6 +309,47 @@ TEST(OnlineSelection, ConvergesToOneChoiceOnEveryRankUnderRandomDelays) {
   }
 }
 
+// Paced (the default budget), the pauses between the rounds are counted in calls from agreed
+// times: every rank runs the same schedule and settles on the same choice.
+TEST(OnlineSelection, APacedTrialConvergesToOneChoiceOnEveryRank) {
+  comm c(MPI_COMM_WORLD, config::from_environment()
+                             .set("CACHECOMM_ONLINE_SELECTION", "on")
+                             .set("CACHECOMM_ONLINE_BUDGET", "5")
+                             .set("CACHECOMM_TUNING", "off"));
+  random_delays delays(c.rank());
+  // 160 KB: calls long enough to be paced (online_selector::paced_min_ns) on most nodes.
+  constexpr std::size_t count = 20000;
+  const tuned_op ops[] = {tuned_op::broadcast, tuned_op::allgather};
+  const detail::online_selector& online = selector_of(c);
+  // Until both settle: the state follows agreed numbers only, so every rank stops at the same call.
+  auto settled = [&] {
+    for (const tuned_op op : ops) {
+      if (online.source_of(op, count * sizeof(long long)) == choice_source::trial) return false;
+    }
+    return true;
+  };
+  int iteration = 0;
+  for (; iteration < online_selection_paced_calls && (iteration == 0 || !settled()); ++iteration) {
+    for (const tuned_op op : ops) {
+      if (iteration % 16 == 0) delays.pause();
+      ASSERT_NO_FATAL_FAILURE(call_and_check(c, op, count, iteration));
+    }
+  }
+  EXPECT_LT(iteration, online_selection_paced_calls);
+  for (const tuned_op op : ops) {
+    const std::size_t bytes = count * sizeof(long long);
+    const std::string line = online.describe(op, bytes);
+    if (!online_applies(c)) {
+      EXPECT_NE(online.source_of(op, bytes), choice_source::trial) << line;
+      continue;
+    }
+    if (c.rank() == 0) std::printf("%s\n", line.c_str());
+    ASSERT_EQ(online.source_of(op, bytes), choice_source::online) << line;
+    expect_same_on_every_rank(line);
+    expect_same_on_every_rank(choice_of(c, op, bytes));
+  }
+}
+
 /// An operation chosen inside the call settled online on the bucket of `count` int64 elements:
 /// every candidate measured (MPI's call too), the same line and choice on every rank, and later
 /// calls keep it and stay correct.
@@ -476,7 +520,8 @@ TEST(OnlineSelection, ByDefaultMeasuresFromSixteenKibibytesOnlyAndNotOversubscri
                              .set("CACHECOMM_TUNING", "off"));
   constexpr std::size_t small_count = 3;      // 24 B: the built-in rules
   constexpr std::size_t large_count = 40000;  // 320000 B: measured online
-  for (int iteration = 0; iteration < calls_per_size; ++iteration) {
+  // Paced by default: settled within online_selection_paced_calls.
+  for (int iteration = 0; iteration < online_selection_paced_calls; ++iteration) {
     ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::allreduce, small_count, iteration));
     ASSERT_NO_FATAL_FAILURE(call_and_check(c, tuned_op::allreduce, large_count, iteration));
   }

@@ -744,6 +744,96 @@ TEST(OnlineSelector, TheFastPathCountsSettledCallsAndHandsTheReCheckToPlan) {
   EXPECT_EQ(driver.selector.settled_call(driver.op, driver.bytes), tuning_choices::none);
 }
 
+/// The calls of a paced trial until it settles: each call's candidate and whether it was timed.
+std::vector<std::pair<std::int8_t, bool>> paced_schedule(bucket_driver& driver,
+                                                         unsigned budget_percent = 5) {
+  driver.selector =
+      online_selector(online_mode::on, true, online_metric::slowest, false, budget_percent);
+  std::vector<std::pair<std::int8_t, bool>> calls;
+  while (driver.selector.source_of(driver.op, driver.bytes) != choice_source::online) {
+    const online_plan plan = driver.call();
+    calls.emplace_back(plan.choice, plan.trial || plan.warm_up);
+    if (calls.size() > 5000) break;
+  }
+  return calls;
+}
+
+/// Counts the untimed calls of `leader` in a row that start at `from`.
+std::size_t pause_at(const std::vector<std::pair<std::int8_t, bool>>& calls, std::size_t from,
+                     std::int8_t leader) {
+  std::size_t length = 0;
+  while (from + length < calls.size() && !calls[from + length].second &&
+         calls[from + length].first == leader)
+    ++length;
+  return length;
+}
+
+TEST(OnlineSelector, APacedTrialRunsTheLeaderBeforeItsLastRoundAndConfirmationWithinItsBudget) {
+  bucket_driver driver;
+  driver.times = {{1, 100'000}, {2, 100'000}, {3, 300'000}, {mpi, 150'000}};
+  const auto calls = paced_schedule(driver);
+  ASSERT_EQ(driver.selector.source_of(driver.op, driver.bytes), choice_source::online);
+  // Rounds 0 and 1 back to back: every candidate once, then twice (a warm-up call and a timed
+  // one); 3 is pruned after them (2x behind).
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_TRUE(calls[i].second) << i;
+  // Before round 2, the rules' choice (2 is not clearly faster): round 2's calls of the system
+  // MPI's cost 50 us x 2 beyond the leader's, 5 % of 20 of the leader's calls of 100 us.
+  EXPECT_EQ(pause_at(calls, 12, 1), 20U);
+  // Round 2 and the confirmation against 2, as fast as the leader: no pause before it. The last
+  // call settles (its handshake ends the confirmation) and runs the choice.
+  for (std::size_t i = 32; i + 1 < calls.size(); ++i) EXPECT_TRUE(calls[i].second) << i;
+  EXPECT_EQ(calls.size(), 32U + 6 + 18 + 1);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("36 trial calls paced over 56"), std::string::npos) << line;
+}
+
+TEST(OnlineSelector, APacedTrialRunsACandidateClearlyFasterThanTheRulesChoiceInItsPauses) {
+  bucket_driver driver;
+  driver.times = {{1, 200'000}, {2, 100'000}, {3, 110'000}, {mpi, 150'000}};
+  const auto calls = paced_schedule(driver);
+  ASSERT_EQ(driver.selector.source_of(driver.op, driver.bytes), choice_source::online);
+  // The leader is 2: round 2 costs (100 + 10 + 50 us) x 2 beyond it, 5 % of 64 calls of 100 us.
+  EXPECT_EQ(pause_at(calls, 12, 2), 64U);
+  // The confirmation against 3: 10 us x 9 beyond the winner, 5 % of 18 calls.
+  EXPECT_EQ(pause_at(calls, 12 + 64 + 8, 2), 18U);
+  EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
+}
+
+TEST(OnlineSelector, APauseCountsEveryLiveCandidateAndNoBudgetMeansNoPause) {
+  bucket_driver driver;
+  driver.candidates = {1, 2, 3, 4, 5, 6, 7, mpi};
+  driver.times = {{1, 100'000}, {2, 140'000}, {3, 140'000}, {4, 140'000},
+                  {5, 140'000}, {6, 140'000}, {7, 140'000}, {mpi, 190'000}};
+  const auto calls = paced_schedule(driver, 1);
+  ASSERT_EQ(driver.selector.source_of(driver.op, driver.bytes), choice_source::online);
+  // None pruned (cachecomm's within 1.5x, the system MPI's within 2x). After rounds 0 and 1 (8 +
+  // 16 calls), round 2 costs (6 x 40 + 90 us) x 2 beyond the leader: at 1 %, 660 of its calls; the
+  // confirmation against a rival 40 us behind, 40 x 9 / 1 % = 360.
+  EXPECT_EQ(pause_at(calls, 24, 1), 660U);
+  EXPECT_EQ(pause_at(calls, 24 + 660 + 16, 1), 360U);
+  bucket_driver unpaced;
+  unpaced.times = {{1, 100'000}, {2, 100'000}, {3, 300'000}, {mpi, 150'000}};
+  int count = 0;
+  while (unpaced.selector.source_of(unpaced.op, unpaced.bytes) != choice_source::online) {
+    const online_plan plan = unpaced.call();
+    const bool settling =
+        unpaced.selector.source_of(unpaced.op, unpaced.bytes) == choice_source::online;
+    EXPECT_TRUE(plan.trial || plan.warm_up || settling) << count;
+    ASSERT_LT(++count, 100);
+  }
+}
+
+TEST(OnlineSelector, ShortCallsAreNotPaced) {
+  bucket_driver driver;
+  // The same ratios as above, in calls of a few microseconds: the rounds back to back.
+  driver.times = {{1, 1000}, {2, 1000}, {3, 3000}, {mpi, 1500}};
+  const auto calls = paced_schedule(driver);
+  ASSERT_EQ(driver.selector.source_of(driver.op, driver.bytes), choice_source::online);
+  for (std::size_t i = 0; i + 1 < calls.size(); ++i) EXPECT_TRUE(calls[i].second) << i;
+  EXPECT_EQ(calls.size(), 36U + 1);
+}
+
 TEST(OnlineSelector, AutoDecidesFromItsThresholdOnOffEverywhereOrNowhere) {
   constexpr std::size_t threshold = online_selector::automatic_min_bytes;
   const online_selector automatic{online_mode::automatic};

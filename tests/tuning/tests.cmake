@@ -1,5 +1,10 @@
 # Measured selection: the tuning file, its loading on every rank, the system MPI as a candidate.
 cachecomm_add_unit_test(unit_tuning tuning/tuning_table_test.cpp)
+# The tuner's choices from its measured medians (bench/tune/tuning_choice.cpp).
+cachecomm_add_unit_test(unit_tuning_choice tuning/tuning_choice_test.cpp
+                        ${PROJECT_SOURCE_DIR}/bench/tune/tuning_choice.cpp)
+target_include_directories(unit_tuning_choice PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+target_link_libraries(unit_tuning_choice PRIVATE nlohmann_json::nlohmann_json)
 cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 1 2 3 4 8)
 # A node split in two: the MPI candidate stays off (a node's table cannot decide for the comm).
 cachecomm_add_mpi_test(mpi_tuning SOURCES tuning/tuning_mpi_test.cpp RANKS 4 SUFFIX .split

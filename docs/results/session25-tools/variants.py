@@ -1,7 +1,9 @@
 import collections,statistics,sys
 d=collections.defaultdict(list); order=[]
 for l in open(sys.argv[1]):
-    r,v,s,t=l.split(); d[(v,int(s))].append(float(t))
+    p=l.split()
+    if len(p)!=4: continue
+    r,v,s,t=p; d[(v,int(s))].append(float(t))
     if v not in order: order.append(v)
 sizes=sorted({k[1] for k in d}); base=order[0]
 print("size " + " ".join(f"{v:>9}" for v in order) + "   ratios " + base + "/x (min-max)")

@@ -1,4 +1,4 @@
-# Session 25: one OSU-style program under one MPI (system|impi|ompi5|mpich5), several variants in
+# Session 25 (MPICH 5's -genv: session 27): one OSU-style program under one MPI (system|impi|ompi5|mpich5), several variants in
 # interleaved rounds; prints "round variant bytes us" rows for variants.py (medians, ratios to the
 # first variant with their spread over rounds).
 # usage: variants.sh MPI ROUNDS "program args" name=spec ...
@@ -14,9 +14,10 @@ for r in $(seq $rounds); do for spec in "$@"; do name=${spec%%=*}; envs=${spec#*
     lib=$P; libdir=""
     if [[ "$envs" == @* ]]; then libdir=${envs%%,*}; libdir=${libdir#@}; lib=$libdir/libcachecomm_mpi.so
       if [[ "$envs" == *,* ]]; then envs=${envs#*,}; else envs=pre; fi; fi
-    if [ $m = impi ]; then e=(-genv LD_PRELOAD $lib); else e=(-x LD_PRELOAD=$lib); fi
-    if [ -n "$libdir" ]; then if [ $m = impi ]; then e+=(-genv LD_LIBRARY_PATH $libdir:$peers/impi/lib); else e+=(-x LD_LIBRARY_PATH=$libdir); fi; fi
-    [ "$envs" = pre ] || for kv in ${envs//,/ }; do if [ $m = impi ]; then e+=(-genv ${kv%%=*} ${kv#*=}); else e+=(-x $kv); fi; done
+    if [ $m = impi -o $m = mpich5 ]; then e=(-genv LD_PRELOAD $lib); else e=(-x LD_PRELOAD=$lib); fi
+    if [ -n "$libdir" ]; then case $m in impi) e+=(-genv LD_LIBRARY_PATH $libdir:$peers/impi/lib);;
+      mpich5) e+=(-genv LD_LIBRARY_PATH $libdir);; *) e+=(-x LD_LIBRARY_PATH=$libdir);; esac; fi
+    [ "$envs" = pre ] || for kv in ${envs//,/ }; do if [ $m = impi -o $m = mpich5 ]; then e+=(-genv ${kv%%=*} ${kv#*=}); else e+=(-x $kv); fi; done
   fi
   $L "${e[@]}" $args | awk -v v=$name -v r=$r '/^[0-9]/{print r, v, $1, $2} /^ +[0-9.]+$/ && NF==1 {print r, v, 0, $1}'
 done; done
