@@ -89,33 +89,35 @@ void coll_engine::agree_on_system_call(tuned_op op, std::size_t bytes, datatype 
   agree_on_call(op, bytes, type, operation);
 }
 
-trial_view coll_engine::agree_on_trial(tuned_op op, std::size_t bytes, datatype type,
-                                       std::uint32_t operation, std::uint64_t mine,
-                                       unsigned parity) {
-  const std::size_t index =
-      (static_cast<std::size_t>(op) * online_selector::buckets + tuning_choices::bucket_of(bytes)) *
-          2 +
-      (parity & 1U);
-  auto value_of = [&](int rank) {
+online_selector::trial_views coll_engine::agree_on_trial(tuned_op op, std::size_t bytes,
+                                                         datatype type, std::uint32_t operation,
+                                                         const online_selector::trial_values& mine,
+                                                         std::size_t count, unsigned parity) {
+  const std::size_t first = (parity & 1U) * online_selector::max_candidates;
+  auto value_of = [&](int rank, std::size_t k) {
     return std::atomic_ref<std::uint64_t>(
-        m_trial_values[static_cast<std::size_t>(rank) * m_trial_stride + index]);
+        m_trial_values[static_cast<std::size_t>(rank) * m_trial_stride + first + k]);
   };
   // Written before the announcement (a release store), read after seeing it: a rank that moves on
-  // overwrites this value only two handshakes of the bucket later, which needs this rank there.
-  value_of(m_rank).store(mine, std::memory_order_relaxed);
+  // overwrites these values only a handshake later, which needs this rank's announcement of it.
+  for (std::size_t k = 0; k < count; ++k)
+    value_of(m_rank, k).store(mine[k], std::memory_order_relaxed);
   agree_on_call(op, bytes, type, operation);
-  trial_view view{mine, 0};
-  std::uint64_t sum = 0;
-  for (int rank = 0; rank < m_size; ++rank) {
-    const std::uint64_t value = value_of(rank).load(std::memory_order_relaxed);
-    view.slowest = std::max(view.slowest, value);
-    sum += std::min(value, online_selector::no_time / static_cast<std::uint64_t>(m_size));
+  online_selector::trial_views views{};
+  for (std::size_t k = 0; k < count; ++k) {
+    std::uint64_t slowest = 0;
+    std::uint64_t sum = 0;
+    for (int rank = 0; rank < m_size; ++rank) {
+      const std::uint64_t value = value_of(rank, k).load(std::memory_order_relaxed);
+      slowest = std::max(slowest, value);
+      sum += std::min(value, online_selector::no_time / static_cast<std::uint64_t>(m_size));
+    }
+    // One rank without a time (no_time) makes the candidate unmeasured for every rank alike.
+    views[k] = {slowest, slowest == online_selector::no_time
+                             ? online_selector::no_time
+                             : sum / static_cast<std::uint64_t>(m_size)};
   }
-  // One rank without a time (no_time) makes the candidate unmeasured for every rank alike.
-  view.average = view.slowest == online_selector::no_time
-                     ? online_selector::no_time
-                     : sum / static_cast<std::uint64_t>(m_size);
-  return view;
+  return views;
 }
 
 void coll_engine::agree_on_call(tuned_op op, std::size_t bytes, datatype type,

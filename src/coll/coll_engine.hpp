@@ -107,12 +107,13 @@ class coll_engine {
   /// return). `bytes`: the message (allgather: one block); reductions also pass type and operation.
   void agree_on_system_call(tuned_op op, std::size_t bytes, datatype type = datatype::byte,
                             std::uint32_t operation = 0xffU);
-  /// Online selection's handshake (online_selection.hpp): publishes `mine` for this call's bucket,
-  /// agrees on the call as agree_on_system_call does (a mismatch throws), and returns the largest
-  /// and the average value the node ranks published. Every node rank calls it in the same call.
-  [[nodiscard]] trial_view agree_on_trial(tuned_op op, std::size_t bytes, datatype type,
-                                          std::uint32_t operation, std::uint64_t mine,
-                                          unsigned parity);
+  /// Online selection's handshake (online_selection.hpp): publishes the first `count` values of
+  /// `mine`, agrees on the call as agree_on_system_call does (a mismatch throws), and returns for
+  /// each the largest and the average value the node ranks published. Every node rank calls it in
+  /// the same call.
+  [[nodiscard]] online_selector::trial_views agree_on_trial(
+      tuned_op op, std::size_t bytes, datatype type, std::uint32_t operation,
+      const online_selector::trial_values& mine, std::size_t count, unsigned parity);
   /// Per (operation, size bucket): the online selection's state on this rank.
   [[nodiscard]] online_selector& online() { return m_online; }
   [[nodiscard]] const online_selector& online() const { return m_online; }
@@ -475,9 +476,8 @@ class coll_engine {
   store_mode_choosers m_ring_store_modes{"region ring stores", store_mode::ordinary,
                                          store_mode_policy{.switch_below = 0.6},
                                          size_classes::octaves};
-  // Online selection's handshake values: per rank, [operation][bucket][parity] (own lines).
-  static constexpr std::size_t trial_values_per_rank =
-      tuned_op_count * online_selector::buckets * 2;
+  // Online selection's handshake values: per rank, [parity][candidate] (own lines).
+  static constexpr std::size_t trial_values_per_rank = 2 * online_selector::max_candidates;
   std::uint64_t* m_trial_values = nullptr;
   std::size_t m_trial_stride = 0;  // values between two ranks' rows (whole cache lines)
 };

@@ -749,8 +749,9 @@ automatic_plan plan_automatic_call(comm& c, tuned_op op, std::size_t bytes, data
       reduction ? static_cast<std::uint32_t>(operation) : 0xffU;
   const online_plan plan = online.plan(
       op, bytes, [&] { return candidates_of(op, input, engine, rules); },
-      [&](std::uint64_t mine, unsigned parity) {
-        return engine.agree_on_trial(op, bytes, handshake_type, handshake_operation, mine, parity);
+      [&](const online_selector::trial_values& mine, std::size_t count, unsigned parity) {
+        return engine.agree_on_trial(op, bytes, handshake_type, handshake_operation, mine, count,
+                                     parity);
       });
   return {plan.choice, plan.trial, plan.warm_up};
 }

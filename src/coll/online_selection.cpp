@@ -126,11 +126,12 @@ void online_selector::end_comparison(bucket_state& state, tuned_op op,
                                      const agree_function& agree) {
   state.comparing = false;
   const std::array<std::uint8_t, 2> pair{state.chosen_index, state.runner_up};
-  for (std::size_t k = 0; k < 2; ++k) {  // in this order on every rank
-    const trial_view view = agree(state.local_best[pair[k]], state.parity);
-    state.parity ^= 1U;
-    state.compared[k] = {m_metric == online_metric::average ? view.average : view.slowest,
-                         view.slowest};
+  trial_values mine{};
+  for (std::size_t k = 0; k < 2; ++k) mine[k] = state.local_best[pair[k]];  // in this order
+  const trial_views views = handshake(agree, mine, 2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    state.compared[k] = {m_metric == online_metric::average ? views[k].average : views[k].slowest,
+                         views[k].slowest};
     state.compared_choice[k] = state.candidates[pair[k]];
   }
   const bool switched = clearly_faster(state.compared[1], state.compared[0]);
@@ -158,8 +159,7 @@ void online_selector::note_warming_mpi(bucket_state& state, tuned_op op,
       state.candidates[state.runner_up] != tuning_choices::system_mpi) {
     return;
   }
-  const trial_view view = agree(state.local_quartile[state.runner_up], state.parity);
-  state.parity ^= 1U;
+  const trial_view view = handshake(agree, {state.local_quartile[state.runner_up]}, 1)[0];
   const agreed_time quartile{m_metric == online_metric::average ? view.average : view.slowest,
                              view.slowest};
   // compared[] is in the comparison's order: the choice before it, then the other.
@@ -173,29 +173,23 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
     end_comparison(state, op, agree);
     return;
   }
-  // One handshake per candidate, in candidate order on every rank: the slowest and the average
-  // rank's best call, the same numbers on every rank.
-  auto agree_on = [&](const std::array<std::uint64_t, max_candidates>& mine, std::size_t i) {
-    const trial_view view = agree(mine[i], state.parity);
-    state.parity ^= 1U;
-    state.slowest[i] = view.slowest;
-    state.estimate[i] = m_metric == online_metric::average ? view.average : view.slowest;
-  };
   const bool last_round = state.round + 1U == samples_per_candidate;
   static_assert(prune_after_calls > 1 && prune_after_calls <= samples_per_candidate);
   // Prunes against the fastest so far, by the slowest rank: a candidate that far behind never
-  // competes (competes()). The rules' choice (candidate 0) is never pruned: its first call in a
-  // bucket may be the communicator's first call of all, which carries one-time set-up.
+  // competes (competes()). The rules' choice (candidate 0) is not pruned on its first call, which
+  // in a bucket may be the communicator's first call of all and carry one-time set-up; after two
+  // (the second warmed) it is, like any other: a rule measured on another node can be far off on
+  // this one (the single-copy broadcast of 16 KiB on the Zen 5 VM: 2.3-2.5 us against
+  // double-buffer's 0.4, and it ran every round, 5-10 % of an OSU run of 0.4 us calls).
   // Factors in percent of the fastest: `mpi_percent` for the system MPI's call, `own_percent` for
   // cachecomm's algorithms, `own_long_percent` for them where the fastest call took large_call_ns.
   auto prune = [&](std::uint64_t own_percent, std::uint64_t own_long_percent,
                    std::uint64_t mpi_percent) {
-    for (std::size_t i = 0; i < state.candidate_count; ++i)
-      if (!state.pruned[i]) agree_on(state.local_best, i);
+    agree_on_live(state, agree);
     const std::uint64_t best = best_slowest(state);
     const std::uint64_t percent = best >= large_call_ns ? own_long_percent : own_percent;
     if (best >= no_time / std::max(percent, mpi_percent)) return;
-    for (std::size_t i = 1; i < state.candidate_count; ++i) {
+    for (std::size_t i = state.round == 0 ? 1 : 0; i < state.candidate_count; ++i) {
       const bool mpi = state.candidates[i] == tuning_choices::system_mpi;
       const std::uint64_t slowest = state.slowest[i];
       if (state.pruned[i] ||
@@ -213,8 +207,7 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
   } else if (state.round + 1U == prune_after_calls) {
     prune(prune_factor * 100, large_call_prune_percent, prune_factor * 100);
   } else if (last_round) {
-    for (std::size_t i = 0; i < state.candidate_count; ++i)
-      if (!state.pruned[i]) agree_on(state.local_best, i);
+    agree_on_live(state, agree);
   }
   ++state.round;
   if (last_round) {
@@ -223,6 +216,33 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
   }
   order_round(state);
   if (state.round >= first_paced_round) pace(state, round_extra(state));
+}
+
+online_selector::trial_views online_selector::handshake(const agree_function& agree,
+                                                        const trial_values& mine,
+                                                        std::size_t count) {
+  const trial_views views = agree(mine, count, m_parity);
+  m_parity ^= 1U;
+  return views;
+}
+
+void online_selector::agree_on_live(bucket_state& state, const agree_function& agree) {
+  // In candidate order on every rank: the slowest and the average rank's best call of each, the
+  // same numbers on every rank.
+  trial_values mine{};
+  std::array<std::uint8_t, max_candidates> which{};
+  std::size_t count = 0;
+  for (std::uint8_t i = 0; i < state.candidate_count; ++i) {
+    if (state.pruned[i]) continue;
+    which[count] = i;
+    mine[count++] = state.local_best[i];
+  }
+  const trial_views views = handshake(agree, mine, count);
+  for (std::size_t k = 0; k < count; ++k) {
+    state.slowest[which[k]] = views[k].slowest;
+    state.estimate[which[k]] =
+        m_metric == online_metric::average ? views[k].average : views[k].slowest;
+  }
 }
 
 std::size_t online_selector::leading_candidate(const bucket_state& state) {

@@ -210,11 +210,19 @@ class online_selector {
   /// A sample that failed or was never timed.
   static constexpr std::uint64_t no_time = ~std::uint64_t{0};
 
+  /// One value per candidate of a handshake (the first `count` used), and what the ranks agreed.
+  using trial_values = std::array<std::uint64_t, max_candidates>;
+  using trial_views = std::array<trial_view, max_candidates>;
   /// The handshake: every node rank calls it at the same point of the same call with its own
-  /// value; returns the largest and the average value of all node ranks (no_time from any rank
-  /// makes both no_time). `parity` alternates per bucket, so a rank that runs ahead into the next
-  /// handshake does not overwrite a value still being read.
-  using agree_function = std::function<trial_view(std::uint64_t mine, unsigned parity)>;
+  /// values, one per candidate the handshake is about; returns for each the largest and the
+  /// average value of all node ranks (no_time from any rank makes both no_time). One handshake
+  /// per agreement, not one per candidate: each costs the call lines' round trip between the ranks
+  /// (0.2-0.5 us on the 2-core EPYC VM), and at 16 KiB the trial's 20 of them were a third of what
+  /// it cost OSU's broadcast (0.4 us calls; session 27). `parity` alternates with every handshake
+  /// of the selector, so a rank that runs ahead into the next one does not overwrite values still
+  /// being read (it cannot reach the one after before every rank has announced the next).
+  using agree_function =
+      std::function<trial_views(const trial_values& mine, std::size_t count, unsigned parity)>;
 
   /// Where online selection decides by default (`auto`): from this many bytes (one rank's block for
   /// the block collectives). Below it a call takes a microsecond or less, and a trial call times
@@ -362,7 +370,6 @@ class online_selector {
     std::uint8_t last = 0;    ///< the candidate of the last trial call (record() times it)
     std::uint8_t warmed = 0;  ///< untimed calls of the current position's candidate so far
     bool handshake_due = false;
-    std::uint8_t parity = 0;
     std::array<std::int8_t, max_candidates> candidates{};
     std::array<std::uint8_t, max_candidates> order{};  ///< the current round's candidates
     /// Agreed, by the metric (average or slowest rank); no_time: not measured.
@@ -407,6 +414,10 @@ class online_selector {
     return m_buckets[static_cast<std::size_t>(op)][tuning_choices::bucket_of(bytes)];
   }
   void end_round(bucket_state& state, tuned_op op, const agree_function& agree);
+  /// One handshake on `count` values (the parity alternates per handshake of this selector).
+  trial_views handshake(const agree_function& agree, const trial_values& mine, std::size_t count);
+  /// One handshake on every candidate not pruned: their agreed best calls (slowest, estimate).
+  void agree_on_live(bucket_state& state, const agree_function& agree);
   /// Marks the candidates the next two smaller buckets' trials pruned, the nearer one far behind
   /// (inherit_min_ns, inherit_factor), as pruned here before the first round (pruned_after 0:
   /// never tried).
@@ -468,6 +479,7 @@ class online_selector {
   std::array<std::array<bucket_state, buckets>, tuned_op_count> m_buckets{};
   /// Operations whose system MPI call a re-check has warmed (recheck_warm_calls) already.
   std::array<bool, tuned_op_count> m_mpi_warmed{};
+  unsigned m_parity = 0;  ///< of the next handshake
   std::array<rule_memo, tuned_op_count> m_rule_memo{};
 };
 

@@ -42,8 +42,8 @@ struct bucket_driver {
   std::map<std::int8_t, int> calls_of;  ///< every call of each candidate, timed or not
   /// Every call while the bucket was on trial: its candidate, and whether it was timed.
   std::vector<std::pair<std::int8_t, bool>> trial_calls;
-  int handshakes = 0;
-  std::map<std::size_t, int> bucket_handshakes;
+  int handshakes = 0;        ///< values agreed on (one per candidate a handshake is about)
+  int handshake_events = 0;  ///< handshakes (each on one or more values)
   int candidate_lists = 0;
 
   online_plan call() {
@@ -53,18 +53,20 @@ struct bucket_driver {
           ++candidate_lists;
           return candidates;
         },
-        [&](std::uint64_t mine, unsigned parity) {
-          // The parity alternates per bucket.
-          int& in_bucket = bucket_handshakes[tuning_choices::bucket_of(bytes)];
-          EXPECT_EQ(parity, static_cast<unsigned>(in_bucket % 2));
-          ++in_bucket;
-          ++handshakes;
-          const auto found = other_rank.find(mine);
-          const std::uint64_t other = found == other_rank.end() ? mine : found->second;
-          if (mine == online_selector::no_time || other == online_selector::no_time) {
-            return trial_view{};
+        [&](const online_selector::trial_values& mine, std::size_t count, unsigned parity) {
+          // The parity alternates with every handshake of the selector.
+          EXPECT_EQ(parity, static_cast<unsigned>(handshake_events % 2));
+          EXPECT_GE(count, 1U);
+          ++handshake_events;
+          online_selector::trial_views views{};
+          for (std::size_t k = 0; k < count; ++k) {
+            ++handshakes;
+            const auto found = other_rank.find(mine[k]);
+            const std::uint64_t other = found == other_rank.end() ? mine[k] : found->second;
+            if (mine[k] != online_selector::no_time && other != online_selector::no_time)
+              views[k] = trial_view{std::max(mine[k], other), (mine[k] + other) / 2};
           }
-          return trial_view{std::max(mine, other), (mine + other) / 2};
+          return views;
         });
     if (selector.source_of(op, bytes) == choice_source::trial)
       trial_calls.emplace_back(plan.choice, plan.trial);
@@ -108,10 +110,12 @@ TEST(OnlineSelector, TriesEveryCandidateOncePerRoundInAnOrderThatChangesAndKeeps
   // Not one fixed order: some candidate follows a different one in a later round.
   EXPECT_TRUE(rounds[1] != rounds[0] || rounds[2] != rounds[0]);
   EXPECT_EQ(driver.candidate_lists, 1);
-  // After round 0 and round 1 (every candidate's first call and best of two, to prune), after
-  // the last round, one per candidate after the confirmation, and one for the lower quartile of
-  // the system MPI's call, which lost the confirmation (note_warming_mpi).
+  // Values agreed on: after round 0 and round 1 (every candidate's first call and best of two,
+  // to prune), after the last round, both candidates after the confirmation, and the lower
+  // quartile of the system MPI's call, which lost the confirmation (note_warming_mpi).
   EXPECT_EQ(driver.handshakes, 4 + 4 + 4 + 2 + 1);
+  // One handshake for each of those agreements, whatever its number of values.
+  EXPECT_EQ(driver.handshake_events, 5);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
   // Settled: no more trials, no more handshakes.
   const online_plan next = driver.call();
@@ -278,12 +282,12 @@ TEST(OnlineSelector, OversubscribedACandidateFourTimesSlowerGetsNoSecondCall) {
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 3), 2);
   const std::string line = driver.selector.describe(driver.op, driver.bytes);
   EXPECT_NE(line.find("mpi 20.0 us [pruned after 1 call]"), std::string::npos) << line;
-  // The rules' choice stays the baseline: never pruned, however slow its first call.
+  // The rules' choice is not pruned on its first call, however slow; after two, 2x behind, it is.
   bucket_driver rules;
   rules.selector = online_selector{online_mode::on, true, online_metric::slowest, true};
   rules.times = {{1, 50000}, {2, 900}, {3, 950}, {mpi, 20000}};
   for (int i = 0; i < 60; ++i) rules.call();
-  EXPECT_EQ(std::count(rules.ran.begin(), rules.ran.end(), 1), 3);
+  EXPECT_EQ(std::count(rules.ran.begin(), rules.ran.end(), 1), 2);
 }
 
 TEST(OnlineSelector, ASlowFirstCallDoesNotPruneACandidate) {
@@ -299,7 +303,7 @@ TEST(OnlineSelector, ASlowFirstCallDoesNotPruneACandidate) {
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), mpi);
 }
 
-TEST(OnlineSelector, TheRulesChoiceIsNeverPrunedByASlowFirstCall) {
+TEST(OnlineSelector, TheRulesChoiceIsNotPrunedByASlowFirstCall) {
   // The bucket's first call of the rules' choice carried the communicator's set-up.
   bucket_driver driver;
   driver.times = {{1, 100000}, {2, 401}, {3, 350}, {mpi, 300}};
@@ -308,6 +312,17 @@ TEST(OnlineSelector, TheRulesChoiceIsNeverPrunedByASlowFirstCall) {
   for (int i = 0; i < 40; ++i) driver.call();
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 1), 3);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 1);
+}
+
+TEST(OnlineSelector, ARulesChoiceFarBehindAfterTwoCallsIsPrunedLikeAnyOther) {
+  // A rule measured on another node (the single-copy broadcast of 16 KiB on the Zen 5 VM).
+  bucket_driver driver;
+  driver.times = {{1, 2500}, {2, 400}, {3, 410}, {mpi, 600}};
+  for (int i = 0; i < 60; ++i) driver.call();
+  EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 1), 2);  // rounds 0 and 1 only
+  EXPECT_NE(driver.selector.settled(driver.op, driver.bytes), 1);
+  const std::string line = driver.selector.describe(driver.op, driver.bytes);
+  EXPECT_NE(line.find("central 2.5 us [pruned after 2 calls]"), std::string::npos) << line;
 }
 
 TEST(OnlineSelector, OnlyAClearlyFasterCandidateReplacesTheRulesChoice) {
@@ -580,7 +595,7 @@ TEST(OnlineSelector, ACandidateFarBehindInOneBucketOnlyIsTriedInTheNext) {
   EXPECT_EQ(std::count(driver.ran.begin(), driver.ran.end(), 2), 0);
 }
 
-TEST(OnlineSelector, ShortCallsAndTheRulesChoicePassNoPruneOn) {
+TEST(OnlineSelector, ShortCallsPassNoPruneOnAndTheRulesChoiceRunsInTheNextBucket) {
   // Below inherit_min_ns a candidate's set-up may decide, and it may win at twice the size.
   bucket_driver driver;
   driver.bytes = std::size_t{16} << 10;
@@ -749,6 +764,7 @@ std::vector<std::pair<std::int8_t, bool>> paced_schedule(bucket_driver& driver,
                                                          unsigned budget_percent = 5) {
   driver.selector =
       online_selector(online_mode::on, true, online_metric::slowest, false, budget_percent);
+  driver.handshake_events = 0;
   std::vector<std::pair<std::int8_t, bool>> calls;
   while (driver.selector.source_of(driver.op, driver.bytes) != choice_source::online) {
     const online_plan plan = driver.call();
@@ -793,10 +809,12 @@ TEST(OnlineSelector, APacedTrialRunsACandidateClearlyFasterThanTheRulesChoiceInI
   driver.times = {{1, 200'000}, {2, 100'000}, {3, 110'000}, {mpi, 150'000}};
   const auto calls = paced_schedule(driver);
   ASSERT_EQ(driver.selector.source_of(driver.op, driver.bytes), choice_source::online);
-  // The leader is 2: round 2 costs (100 + 10 + 50 us) x 2 beyond it, 5 % of 64 calls of 100 us.
-  EXPECT_EQ(pause_at(calls, 12, 2), 64U);
-  // The confirmation against 3: 10 us x 9 beyond the winner, 5 % of 18 calls.
-  EXPECT_EQ(pause_at(calls, 12 + 64 + 8, 2), 18U);
+  // The leader is 2, and the rules' choice, 2x behind after two calls, is pruned: round 2 costs
+  // (10 + 50 us) x 2 beyond the leader, 5 % of 24 calls of 100 us.
+  EXPECT_EQ(pause_at(calls, 12, 2), 24U);
+  // Round 2 (three candidates), then the confirmation against 3: 10 us x 9 beyond the winner, 5 %
+  // of 18 calls.
+  EXPECT_EQ(pause_at(calls, 12 + 24 + 6, 2), 18U);
   EXPECT_EQ(driver.selector.settled(driver.op, driver.bytes), 2);
 }
 

@@ -48,8 +48,12 @@ TEST(TuningChoice, TheSystemMpiNeedsItsMarginOverCachecommsFastest) {
 TEST(TuningChoice, ATableKeepsCachecommsAlgorithmWhereTheSystemMpiIsOnlyALittleFaster) {
   json rows = json::array();
   auto row = [&](const char* impl, const char* algorithm, std::size_t bytes, double median) {
-    rows.push_back({{"op", "allgather"},   {"impl", impl},         {"algorithm", algorithm},
-                    {"bytes", bytes},      {"median_us", median},  {"buffers", "hot"},
+    rows.push_back({{"op", "allgather"},
+                    {"impl", impl},
+                    {"algorithm", algorithm},
+                    {"bytes", bytes},
+                    {"median_us", median},
+                    {"buffers", "hot"},
                     {"timing", "per-call"}});
   };
   row("cachecomm", "auto:mpi", 65536, 4.0);
