@@ -68,7 +68,7 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
   if (collective == nonblocking_collective::broadcast && bytes > nonblocking_bcast_bytes) {
     return {nonblocking_path::system_mpi,
             std::to_string(bytes) + " bytes: a broadcast through the slots is two copies, and " +
-                "MPI's single copy is faster from 16 KiB (measured, 2 ranks)"};
+                "MPI's single copy is faster above 64 KiB (measured, 2 ranks)"};
   }
   if (collective == nonblocking_collective::gather && bytes > nonblocking_gather_bytes) {
     return {nonblocking_path::system_mpi,

@@ -38,7 +38,7 @@ const std::vector<reduce_op> ops = {reduce_op::sum, reduce_op::max, reduce_op::b
 nonblocking_path expected_path(comm& c, nonblocking_collective collective, std::size_t bytes) {
   if (bytes == 0 && collective != nonblocking_collective::barrier) return nonblocking_path::local;
   if (c.topology().node_count != 1) return nonblocking_path::system_mpi;
-  if (collective == nonblocking_collective::broadcast && bytes > 16384)
+  if (collective == nonblocking_collective::broadcast && bytes > 65536)
     return nonblocking_path::system_mpi;
   return bytes <= slot_bytes ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
 }
@@ -489,7 +489,7 @@ TEST(Nonblocking, ExplainNamesThePathAndTheChannelIsBuiltByTheNextBlockingCollec
   if (one_node) {
     EXPECT_NE(large.reason.find("slot"), std::string::npos) << large.reason;
   }
-  const nonblocking_choice bcast = explain_nonblocking(c, nonblocking_collective::broadcast, 20000);
+  const nonblocking_choice bcast = explain_nonblocking(c, nonblocking_collective::broadcast, 70000);
   EXPECT_EQ(bcast.path, nonblocking_path::system_mpi);
   EXPECT_EQ(to_string(nonblocking_path::shared_memory), "shared-memory");
 }
