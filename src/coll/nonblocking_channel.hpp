@@ -27,22 +27,6 @@
 
 namespace cachecomm::detail {
 
-/// Broadcasts above this go to MPI's own nonblocking broadcast (the default slot: a larger
-/// CACHECOMM_NONBLOCKING_BYTES does not carry larger broadcasts). Through the slots a broadcast is
-/// two copies, and MPI's single copy lets its readers finish sooner (Open MPI 4.1, 2 ranks, a Zen 3
-/// VM: non-root 4.66 against 4.18 us at 32 KiB, 9.41 against 5.89 at 64 KiB), but OSU's
-/// osu_ibcast, which waits for the whole call, took 2.2-4.8x longer passed to MPI at 32-64 KiB
-/// under all four MPIs (2 ranks, Zen 5 VM, 5 interleaved rounds, session 27: Open MPI 4.1 8.07 /
-/// 12.22 us against 1.71 / 2.56 through the slots; Intel MPI 4.00 / 7.75 against 1.82 / 2.82,
-/// where its call is still cold because cachecomm served the smaller sizes). Until session 27
-/// 16 KiB. The same on every rank: the bytes are.
-inline constexpr std::size_t nonblocking_bcast_bytes = 65536;
-/// Gathers above this go to MPI's own nonblocking gather, for the same reason: through the slots
-/// every block is copied twice, the root's copies one after the other, and Open MPI's single copy
-/// is faster at 64 KiB blocks (2 ranks, OSU osu_igather, 3 interleaved rounds: plain / preloaded
-/// 0.70-0.79 at 64 KiB, 0.27-1.34 at 32 KiB, 1.55-2.57 at 8-16 KiB).
-inline constexpr std::size_t nonblocking_gather_bytes = 16384;
-
 enum class nonblocking_kind : std::uint32_t {
   barrier = 1,
   bcast,

@@ -65,16 +65,11 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
     return {nonblocking_path::system_mpi, "the comm spans " + std::to_string(topology.node_count) +
                                               " nodes and the shared-memory channel is node-local"};
   }
-  if (collective == nonblocking_collective::broadcast && bytes > nonblocking_bcast_bytes) {
-    return {nonblocking_path::system_mpi,
-            std::to_string(bytes) + " bytes: a broadcast through the slots is two copies, and " +
-                "MPI's single copy is faster above 64 KiB (measured, 2 ranks)"};
-  }
-  if (collective == nonblocking_collective::gather && bytes > nonblocking_gather_bytes) {
-    return {nonblocking_path::system_mpi,
-            std::to_string(bytes) + " bytes per block: through the slots a gather is two copies, " +
-                "and MPI's single copy is faster from 32-64 KiB (measured, 2 ranks)"};
-  }
+  // Every call that fits the slot, broadcasts and gathers too: through the slots they are two
+  // copies, and MPI's single copy lets its readers finish sooner, but OSU's osu_ibcast and
+  // osu_igather (which wait for the whole call) took 1.6-4.8x longer passed to MPI at 32-64 KiB
+  // under Open MPI 4.1 and 5, MPICH 5 and Intel MPI (2 ranks, session 27), and 1.4-4.5x at
+  // 128-512 KiB with a larger slot. Until session 27 they passed from 16 KiB.
   if (bytes > state.slot_bytes) {
     return {nonblocking_path::system_mpi,
             std::to_string(bytes) + " bytes exceed the channel's slot of " +

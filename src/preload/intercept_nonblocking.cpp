@@ -38,7 +38,6 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(call_kind::ibarrier, comm, r, call, request);
 }
 
-// Broadcasts above cachecomm::detail::nonblocking_bcast_bytes go to MPI (`mpi-faster`).
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request* request) {
   auto pass = [&] { return PMPI_Ibcast(buffer, count, datatype, root, comm, request); };
@@ -48,8 +47,6 @@ int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   if (!side) return pass_through(call_kind::ibcast, why, pass);
   const std::size_t bytes = side->bytes();
   if (bytes == 0) return pass_through(call_kind::ibcast, outcome::empty, pass);
-  if (bytes > cachecomm::detail::nonblocking_bcast_bytes)
-    return pass_through(call_kind::ibcast, outcome::mpi_faster, pass);
   const nonblocking_route r = route_nonblocking(call_kind::ibcast, comm, bytes);
   if (!r.channel) return pass_through(call_kind::ibcast, r.why, pass);
   if (!preload::valid_root(*r.fast, root))

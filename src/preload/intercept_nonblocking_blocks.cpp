@@ -94,8 +94,6 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   // Every rank's block is the root's receive block: the same bytes everywhere.
   const std::size_t block = is_root ? received->bytes() : sent->bytes();
   if (block == 0) return pass_through(kind, outcome::empty, pass);
-  if (block > cachecomm::detail::nonblocking_gather_bytes)
-    return pass_through(kind, outcome::mpi_faster, pass);
   preload::admit_nonblocking(r, block);
   if (!r.channel) return pass_through(kind, r.why, pass);
   nonblocking_call call;

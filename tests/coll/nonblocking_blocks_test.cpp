@@ -65,10 +65,9 @@ void on_every_comm(Body&& body) {
 }
 
 /// The path a call putting `bytes` into the channel must take once it is built.
-nonblocking_path expected_path(comm& c, std::size_t bytes, bool gather = false) {
+nonblocking_path expected_path(comm& c, std::size_t bytes) {
   if (bytes == 0) return nonblocking_path::local;
   if (c.topology().node_count != 1) return nonblocking_path::system_mpi;
-  if (gather && bytes > 16384) return nonblocking_path::system_mpi;  // MPI's single copy
   return bytes <= slot_bytes ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
 }
 
@@ -103,7 +102,7 @@ TEST(NonblockingBlocks, IgatherMatchesMpiAtEveryRoot) {
             collective_request r =
                 igather(c, use_in_place ? in_place : send.data(), got.data(), count, type, root);
             const std::string what = describe(where, "igather", type, count, root, use_in_place);
-            EXPECT_EQ(r.path(), expected_path(c, block, true)) << what;
+            EXPECT_EQ(r.path(), expected_path(c, block)) << what;
             r.wait();
             if (at_root) {
               EXPECT_EQ(got, want) << what;

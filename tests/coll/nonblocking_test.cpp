@@ -38,8 +38,6 @@ const std::vector<reduce_op> ops = {reduce_op::sum, reduce_op::max, reduce_op::b
 nonblocking_path expected_path(comm& c, nonblocking_collective collective, std::size_t bytes) {
   if (bytes == 0 && collective != nonblocking_collective::barrier) return nonblocking_path::local;
   if (c.topology().node_count != 1) return nonblocking_path::system_mpi;
-  if (collective == nonblocking_collective::broadcast && bytes > 65536)
-    return nonblocking_path::system_mpi;
   return bytes <= slot_bytes ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
 }
 

@@ -262,7 +262,7 @@ set(preload_nonblocking_served --served MPI_Ibarrier --served MPI_Ibcast --serve
                                --served MPI_Iallreduce --served MPI_Iallgather)
 preload_case(preload_nonblocking RANKS 1 2 3 4 8
   ARGS ${preload_nonblocking_served} --reason MPI_Iallreduce:beyond-nonblocking-slot
-       --no-reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:mpi-faster --reason MPI_Ibarrier:warming-up
+       --no-reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:beyond-nonblocking-slot --reason MPI_Ibarrier:warming-up
        -- $<TARGET_FILE:preload_nonblocking>)
 # Ranks starting one MPI_Iallreduce on either side of a barrier (mpi4py's fallback Comm.Iagree),
 # while the communicator's state and nonblocking area get built and after: the early rank's call
@@ -280,15 +280,15 @@ preload_case(preload_nonblocking_blocks RANKS 1 2 3 4 8
   ARGS --served MPI_Ialltoall --served MPI_Igather --served MPI_Iscatter
        --served MPI_Ireduce_scatter_block --served MPI_Iscan --served MPI_Iexscan
        --no-reason MPI_Ialltoall:derived-datatype --reason MPI_Ialltoall:beyond-nonblocking-slot
-       --reason MPI_Igather:mpi-faster --reason MPI_Iscan:beyond-nonblocking-slot
+       --reason MPI_Igather:beyond-nonblocking-slot --reason MPI_Iscan:beyond-nonblocking-slot
        -- $<TARGET_FILE:preload_nonblocking_blocks>)
 # Ranks describing the same data with datatypes of different layouts (one signature): every rank
 # must take the same path. A rank deciding from its own layout leaves the others waiting forever,
 # so each run is limited to 60 s (the test to 180 s) to fail rather than stall.
 preload_case(preload_nonblocking_layouts RANKS 1 2 3 4 8 RUN_LIMIT 60
   ARGS --served MPI_Ibcast --served MPI_Iallgather --served MPI_Igather --served MPI_Iscatter
-       --served MPI_Ialltoall --served MPI_Ireduce --reason MPI_Ibcast:mpi-faster
-       --reason MPI_Igather:mpi-faster --no-reason MPI_Ibcast:derived-datatype
+       --served MPI_Ialltoall --served MPI_Ireduce --reason MPI_Ibcast:beyond-nonblocking-slot
+       --reason MPI_Igather:beyond-nonblocking-slot --no-reason MPI_Ibcast:derived-datatype
        --no-reason MPI_Iallgather:derived-datatype --no-reason MPI_Igather:derived-datatype
        --no-reason MPI_Iscatter:derived-datatype --no-reason MPI_Ialltoall:derived-datatype
        -- $<TARGET_FILE:preload_nonblocking_layouts>)
