@@ -116,10 +116,11 @@ const setting<long long> budget_setting{
     "CACHECOMM_ONLINE_BUDGET",
     online_selector::default_budget_percent,
     "Percent of a size's calls that online selection's trial may add beyond its leader (the "
-    "rules' choice, or a candidate its first two rounds measured clearly faster): before the "
-    "last round and before the confirmation the leader runs untimed calls enough to keep that "
-    "phase's extra cost within it (at most 1024 a pause), so that a short run is not slowed by "
-    "the candidates it tries. 0: the rounds back to back (settled within 59 calls).",
+    "rules' choice, or a candidate its first two rounds measured clearly faster) where the "
+    "leader's call takes 20 us or more: before the last round and before the confirmation the "
+    "leader runs untimed calls enough to keep that phase's extra cost within it (at most 1024 a "
+    "pause), so that a short run is not slowed by the candidates it tries. 0: the rounds back to "
+    "back at every size (settled within 59 calls).",
     {.min = 1, .max = 100, .zero_allowed = true}};
 const setting<online_metric> metric_setting{
     "CACHECOMM_ONLINE_METRIC",

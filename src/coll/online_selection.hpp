@@ -240,8 +240,9 @@ class online_selector {
   /// calls of the leader, by the agreed times) under this many percent of those calls' time.
   /// Programs that make few calls of each large size paid for the trial most: OSU makes 110 of a
   /// size, IMB 10-40 from 1 MiB, and the trial's 34-48 calls of candidates up to 2x behind cost
-  /// allgathers of 512 KiB-4 MiB 5-10 % (OSU at 2 ranks, session 27: 1.59-2.25x plain paced
-  /// against 1.49-2.11x back to back under Open MPI 5 and Intel MPI). Only long calls: those are
+  /// allgathers of 2-4 MiB 5-12 % (OSU at 2 ranks, session 27: 1.45-1.86x plain paced against
+  /// 1.39-1.66x back to back under Open MPI 4.1 and 5 and Intel MPI; 512 KiB-1 MiB within the
+  /// spread). Only long calls: those are
   /// mostly bytes moved, so the first two rounds rank the candidates as a loop runs them; shorter
   /// ones are misjudged by up to 2.5x there (what the confirmation is for), and a pause on such a
   /// leader lost the broadcast of 64 KiB 30-40 % (double-buffer, slots or the ring, whichever two
