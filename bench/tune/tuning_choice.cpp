@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <utility>
 
 namespace cachecomm::bench {
 
@@ -42,20 +43,24 @@ double worst_ratio(const detail::tuning_entry& entry, const std::string& name) {
   return worst;
 }
 
+/// The candidate (other than `skip`) whose worse ratio to the fastest of each mode is smallest,
+/// and that ratio; empty where none has a time in every mode.
+std::pair<std::string, double> most_robust(const detail::tuning_entry& entry,
+                                           const std::string& skip = {}) {
+  const times& names = entry.hot_us.empty() ? entry.cold_us : entry.hot_us;
+  std::pair<std::string, double> chosen{{}, std::numeric_limits<double>::infinity()};
+  for (const auto& [name, unused] : names) {
+    if (name == skip) continue;
+    const double worst = worst_ratio(entry, name);
+    if (worst < chosen.second) chosen = {name, worst};
+  }
+  return chosen;
+}
+
 }  // namespace
 
 std::string robust_choice(const detail::tuning_entry& entry) {
-  const times& names = entry.hot_us.empty() ? entry.cold_us : entry.hot_us;
-  std::string chosen;
-  double chosen_ratio = std::numeric_limits<double>::infinity();
-  for (const auto& [name, unused] : names) {
-    const double worst = worst_ratio(entry, name);
-    if (worst < chosen_ratio) {
-      chosen_ratio = worst;
-      chosen = name;
-    }
-  }
-  return chosen;
+  return most_robust(entry).first;
 }
 
 std::string choice_keeping_built_in(const detail::tuning_entry& entry, const std::string& built_in,
@@ -68,17 +73,7 @@ std::string choice_keeping_built_in(const detail::tuning_entry& entry, const std
 std::string choice_preferring_own(const detail::tuning_entry& entry, const std::string& chosen,
                                   double margin) {
   if (chosen != "mpi") return chosen;
-  const times& names = entry.hot_us.empty() ? entry.cold_us : entry.hot_us;
-  std::string own;
-  double own_ratio = std::numeric_limits<double>::infinity();
-  for (const auto& [name, unused] : names) {
-    if (name == "mpi") continue;
-    const double worst = worst_ratio(entry, name);
-    if (worst < own_ratio) {
-      own_ratio = worst;
-      own = name;
-    }
-  }
+  const auto [own, own_ratio] = most_robust(entry, "mpi");
   return !own.empty() && own_ratio <= margin * worst_ratio(entry, chosen) ? own : chosen;
 }
 

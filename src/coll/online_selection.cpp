@@ -215,7 +215,7 @@ void online_selector::end_round(bucket_state& state, tuned_op op, const agree_fu
     return;
   }
   order_round(state);
-  if (state.round >= first_paced_round) pace(state, round_extra(state));
+  if (state.round >= first_paced_round) pace(state, false);
 }
 
 online_selector::trial_views online_selector::handshake(const agree_function& agree,
@@ -257,7 +257,7 @@ std::size_t online_selector::leading_candidate(const bucket_state& state) {
 }
 
 std::uint64_t online_selector::round_extra(const bucket_state& state) {
-  const std::uint64_t leader = state.estimate[leading_candidate(state)];
+  const std::uint64_t leader = state.estimate[state.leader];
   if (leader == no_time) return 0;
   std::uint64_t extra = 0;
   for (std::size_t k = 0; k < state.live; ++k) {
@@ -268,11 +268,19 @@ std::uint64_t online_selector::round_extra(const bucket_state& state) {
   return extra;
 }
 
-void online_selector::pace(bucket_state& state, std::uint64_t extra) const {
+void online_selector::pace(bucket_state& state, bool confirmation) const {
   state.leader = static_cast<std::uint8_t>(leading_candidate(state));
   state.pause_left = 0;
   const std::uint64_t leader = state.estimate[state.leader];
-  if (m_budget_percent == 0 || extra == 0 || leader == no_time || leader < paced_min_ns) return;
+  if (m_budget_percent == 0 || leader == no_time || leader < paced_min_ns) return;
+  // Before the confirmation the leader is its winner (settle), and the rival's block costs what
+  // the rival is behind.
+  const std::uint64_t rival = state.estimate[state.runner_up];
+  const std::uint64_t extra = !confirmation ? round_extra(state)
+                              : rival != no_time && rival > leader
+                                  ? (rival - leader) * (1 + comparison_calls)
+                                  : 0;
+  if (extra == 0) return;
   // extra <= budget% of (pause calls x leader): a pause of ceil(extra / (budget% x leader)).
   const std::uint64_t budget = leader * m_budget_percent;  // x100
   const std::uint64_t scaled = extra >= no_time / 100 ? no_time : extra * 100;
@@ -360,9 +368,7 @@ void online_selector::settle(bucket_state& state, tuned_op op) const {
   if (rival != max_candidates && winner < no_time / confirm_rival_factor &&
       state.estimate[rival] <= winner * confirm_rival_factor) {
     state.runner_up = static_cast<std::uint8_t>(rival);
-    const std::uint64_t behind =
-        state.estimate[rival] > winner ? state.estimate[rival] - winner : 0;
-    pace(state, behind * (1 + comparison_calls));  // the leader is the winner
+    pace(state, true);
     begin_comparison(state);
     return;
   }

@@ -450,10 +450,11 @@ class online_selector {
   /// The candidate that replaces the rules' choice (candidate 0) by the rounds so far, or 0: the
   /// fastest that competes, where it is clearly faster.
   [[nodiscard]] static std::size_t leading_candidate(const bucket_state& state);
-  /// Sets the leader and the pause before a phase whose calls cost `extra` ns beyond as many calls
-  /// of the leader (no pause without a budget or a time for the leader).
-  void pace(bucket_state& state, std::uint64_t extra) const;
-  /// What the next round's calls cost beyond as many calls of the leader (agreed times).
+  /// Sets the leader and the pause before the next round, or before the `confirmation` (its
+  /// runner_up set): enough calls of the leader to keep what the phase's calls cost beyond as many
+  /// of the leader's within the budget (none without a budget or a long enough leader).
+  void pace(bucket_state& state, bool confirmation) const;
+  /// What the next round's calls cost beyond as many calls of state.leader (agreed times).
   [[nodiscard]] static std::uint64_t round_extra(const bucket_state& state);
   /// After the last round: the rules' choice unless another is clearly faster, then the
   /// confirmation against the closest rival (or settled at once where none is close).
