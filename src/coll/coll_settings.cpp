@@ -1,6 +1,7 @@
 #include "coll/coll_settings.hpp"
 
 #include "coll/algorithm_registry.hpp"
+#include "shm/cache_line.hpp"
 
 #include <algorithm>
 
@@ -188,6 +189,30 @@ std::size_t region_half_bytes(std::size_t region_bytes, std::size_t ring_bytes,
   if (half == 0 && !oversubscribed) half = std::min(2 * l2_cache_bytes, largest_automatic);
   half = std::max(half, region_bytes);
   return (half + page - 1) / page * page;
+}
+
+std::uint32_t nonblocking_ring_slots(std::size_t slot_bytes, int ranks, std::size_t l2_cache_bytes,
+                                     bool oversubscribed, std::uint32_t setting) {
+  constexpr std::uint32_t fewest = 4;
+  constexpr std::uint32_t most = 64;
+  constexpr std::size_t largest_channel = 8U << 20;
+  if (setting != 0) return setting;
+  if (oversubscribed || l2_cache_bytes == 0) return fewest;
+  const std::size_t slot_stride = padded_to_line(cache_line_size + slot_bytes);
+  std::uint32_t slots = fewest;
+  while (slots < most && slots * slot_stride < 2 * l2_cache_bytes) slots *= 2;
+  const std::size_t per_slot_of_every_rank = slot_stride * static_cast<std::size_t>(ranks);
+  while (slots > fewest && slots * per_slot_of_every_rank > largest_channel) slots /= 2;
+  return slots;
+}
+
+std::size_t nonblocking_payload_offset(std::uint32_t sequence, std::uint32_t ring, std::size_t span,
+                                       std::size_t slot_bytes, bool every_rank_reads_every_slot) {
+  const std::size_t walk_from = every_rank_reads_every_slot ? 4096 : 16384;
+  if (span < walk_from || ring == 0) return 0;
+  const std::size_t area = (span + cache_line_size - 1) / cache_line_size * cache_line_size;
+  const std::size_t places = std::max<std::size_t>(1, slot_bytes / area);
+  return (sequence / ring) % places * area;
 }
 
 }  // namespace cachecomm::detail

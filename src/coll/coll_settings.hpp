@@ -57,4 +57,32 @@ struct coll_settings {
 [[nodiscard]] std::size_t region_half_bytes(std::size_t region_bytes, std::size_t ring_bytes,
                                             std::size_t l2_cache_bytes, bool oversubscribed);
 
+/// How many slots per rank the nonblocking collectives' channel cycles through (a power of two, 4
+/// to 64), for slots of `slot_bytes` (and a header line each). `setting`, when not 0, decides
+/// (CACHECOMM_NONBLOCKING_SLOTS, CACHECOMM_PRELOAD_NONBLOCKING_SLOTS). A slot is rewritten every
+/// `ring` operations, and a rewrite is cheap only once its lines have left the cores that read
+/// them: on the 2-core EPYC VM (1 MiB L2) OSU's iallgather of 64 KiB took 5.3 us (pure
+/// communication) through 4 slots and 3.7 through 32, iallreduce of 32 KiB 2.9 and 2.2. So each
+/// rank's ring spans twice the L2 where every rank has a core of its own, within 8 MiB for the
+/// whole channel; 4 when oversubscribed (the readers share the writer's caches) or the L2 is
+/// unknown.
+[[nodiscard]] std::uint32_t nonblocking_ring_slots(std::size_t slot_bytes, int ranks,
+                                                   std::size_t l2_cache_bytes, bool oversubscribed,
+                                                   std::uint32_t setting = 0);
+
+/// Where in its slot operation `sequence` puts `span` bytes (a multiple of the cache line). The
+/// operation owns its whole slot (sequence - ring was released), so its data may lie anywhere in
+/// it, and successive uses of a slot walk through it: a line is then rewritten only after
+/// slot / span times `ring` operations, once it has left its readers' caches. OSU, pure
+/// communication, 2 ranks, 32 slots (median of 5-7 interleaved rounds, Open MPI 4.1 and Intel MPI
+/// 2021, the 2-core EPYC VM): walking took iallgather of 16 KiB 1.10-1.14 us against 1.36-1.47
+/// from the slot's start, ibcast of 32 KiB 0.68 against 0.92-0.96, ialltoall of 2 x 16 KiB 1.12
+/// against 1.46-1.53. Below 16 KiB it cost ibcast (8 KiB: 0.44 against 0.34-0.36) and ialltoall (2
+/// x 4 KiB: 0.63 against 0.48-0.56) but still helped where every rank reads every slot, iallgather
+/// and iallreduce (4-8 KiB: 0.46-0.75 against 0.59-0.87): hence walking from 16 KiB, or from 4 KiB
+/// when `every_rank_reads_every_slot`. Smaller messages stay at the slot's start, in the caches.
+[[nodiscard]] std::size_t nonblocking_payload_offset(std::uint32_t sequence, std::uint32_t ring,
+                                                     std::size_t span, std::size_t slot_bytes,
+                                                     bool every_rank_reads_every_slot);
+
 }  // namespace cachecomm::detail

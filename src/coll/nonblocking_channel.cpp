@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cachecomm/error.hpp"
+#include "coll/coll_settings.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/memory_copy.hpp"
 #include "sync/waiter.hpp"
@@ -28,24 +29,25 @@ int size_of_comm(MPI_Comm comm) {
 // Each rank's two words on lines of their own: arrived then released.
 constexpr std::size_t words_per_rank = 2;
 
-std::size_t segment_bytes(int ranks, std::size_t slots_offset, std::size_t stride) {
-  return slots_offset + static_cast<std::size_t>(nonblocking_channel::ring) *
-                            static_cast<std::size_t>(ranks) * stride;
+std::size_t segment_bytes(int ranks, std::uint32_t ring, std::size_t slots_offset,
+                          std::size_t stride) {
+  return slots_offset + static_cast<std::size_t>(ring) * static_cast<std::size_t>(ranks) * stride;
 }
 
 }  // namespace
 
 nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_bytes,
-                                         const wait_policy& policy)
+                                         std::uint32_t ring, const wait_policy& policy)
     : m_rank(rank_of(node_comm)),
       m_size(size_of_comm(node_comm)),
       m_slot_bytes(slot_bytes),
       m_slot_stride(padded_to_line(cache_line_size + slot_bytes)),
       m_slots_offset(static_cast<std::size_t>(m_size) * words_per_rank * cache_line_size),
+      m_ring(ring),
       m_policy(policy) {
   // Only the sequence words are ready at once; the slots at this rank's first operation.
-  m_segment = shm_segment(node_comm, segment_bytes(m_size, m_slots_offset, m_slot_stride), {},
-                          {.leading_bytes = m_slots_offset});
+  m_segment = shm_segment(node_comm, segment_bytes(m_size, m_ring, m_slots_offset, m_slot_stride),
+                          {}, {.leading_bytes = m_slots_offset});
   m_base = static_cast<std::byte*>(m_segment.data());
   m_inputs.resize(static_cast<std::size_t>(m_size));
 }
@@ -77,13 +79,20 @@ std::atomic<std::uint32_t>& nonblocking_channel::released(int rank) const {
 nonblocking_channel::slot_header& nonblocking_channel::header(int rank,
                                                               std::uint32_t sequence) const {
   const std::size_t slot =
-      static_cast<std::size_t>(sequence % ring) * static_cast<std::size_t>(m_size) +
+      static_cast<std::size_t>(sequence % m_ring) * static_cast<std::size_t>(m_size) +
       static_cast<std::size_t>(rank);
   return *reinterpret_cast<slot_header*>(m_base + m_slots_offset + slot * m_slot_stride);
 }
 
-std::byte* nonblocking_channel::payload(int rank, std::uint32_t sequence) const {
-  return reinterpret_cast<std::byte*>(&header(rank, sequence)) + cache_line_size;
+std::byte* nonblocking_channel::payload(int rank, std::uint32_t sequence,
+                                        const nonblocking_call& call) const {
+  const std::size_t span =
+      contributes_per_rank(call.kind) ? static_cast<std::size_t>(m_size) * call.bytes : call.bytes;
+  const bool every_rank_reads_every_slot =
+      call.kind == nonblocking_kind::allgather || call.kind == nonblocking_kind::allreduce;
+  return reinterpret_cast<std::byte*>(&header(rank, sequence)) + cache_line_size +
+         nonblocking_payload_offset(sequence, m_ring, span, m_slot_bytes,
+                                    every_rank_reads_every_slot);
 }
 
 std::uint32_t nonblocking_channel::info_of(const nonblocking_call& call) {
@@ -104,7 +113,7 @@ std::uint32_t nonblocking_channel::info_of(const nonblocking_call& call) {
 }
 
 bool nonblocking_channel::slot_free(std::uint32_t sequence) const {
-  const std::uint32_t previous = sequence - ring;
+  const std::uint32_t previous = sequence - m_ring;
   for (int rank = 0; rank < m_size; ++rank) {
     if (!sequence_reached(released(rank).load(std::memory_order_acquire), previous)) return false;
   }
@@ -129,13 +138,13 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
     case nonblocking_kind::barrier: break;
     case nonblocking_kind::bcast:
       if (call.root == m_rank)
-        copy_contribution(payload(m_rank, sequence), call.bytes, call, call.bytes);
+        copy_contribution(payload(m_rank, sequence, call), call.bytes, call, call.bytes);
       break;
     case nonblocking_kind::scatter:
       // The root puts block r straight into rank r's slot: a block per slot, as gather's.
       if (call.root == m_rank && call.send != nullptr) {
         for (int rank = 0; rank < m_size; ++rank) {
-          copy_memory(payload(rank, sequence),
+          copy_memory(payload(rank, sequence, call),
                       static_cast<const std::byte*>(call.send) +
                           static_cast<std::size_t>(rank) * call.bytes,
                       call.bytes);
@@ -144,7 +153,7 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
       break;
     case nonblocking_kind::alltoall:
     case nonblocking_kind::reduce_scatter_block:
-      copy_contribution(payload(m_rank, sequence), ranks * call.bytes, call,
+      copy_contribution(payload(m_rank, sequence, call), ranks * call.bytes, call,
                         call.own_bytes == call.bytes ? ranks * call.bytes : 0);
       break;
     case nonblocking_kind::reduce:
@@ -153,7 +162,7 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
     case nonblocking_kind::gather:
     case nonblocking_kind::scan:
     case nonblocking_kind::exscan:
-      copy_contribution(payload(m_rank, sequence), call.bytes, call, call.own_bytes);
+      copy_contribution(payload(m_rank, sequence, call), call.bytes, call, call.own_bytes);
       break;
   }
   slot_header& own = header(m_rank, sequence);

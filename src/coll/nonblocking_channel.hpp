@@ -3,10 +3,11 @@
 // collectives' engine, so the two never share a slot or a sequence number.
 //
 // Operation number s (counted per communicator, the same on every rank: MPI orders collectives per
-// communicator) uses slot s % ring of each rank. A rank contributes (copies its data into its slot,
-// writes the slot header, then publishes arrived = s) once every rank has released s - ring; it is
-// ready once the ranks whose data it needs have arrived at s; it finishes by reading their slots
-// and publishing released = s. Every step is a poll: nothing here ever waits.
+// communicator) uses slot s % ring of each rank (ring: 4 to 64, nonblocking_ring_slots). A rank
+// contributes (copies its data into its slot, writes the slot header, then publishes arrived = s)
+// once every rank has released s - ring; it is ready once the ranks whose data it needs have
+// arrived at s; it finishes by reading their slots and publishing released = s. Every step is a
+// poll: nothing here ever waits.
 //
 // Each rank writes only its own slot, except scatter's root, which writes block r into rank r's
 // slot (rank r writes only that slot's header, on a line of its own): then every block fits one
@@ -64,14 +65,15 @@ struct nonblocking_call {
 
 class nonblocking_channel {
  public:
-  static constexpr std::uint32_t ring = 4;
-
-  /// Collective over `node_comm` (every rank of the communicator shares this node).
-  nonblocking_channel(MPI_Comm node_comm, std::size_t slot_bytes, const wait_policy& policy);
+  /// Collective over `node_comm` (every rank of the communicator shares this node), with `ring`
+  /// slots of `slot_bytes` per rank (nonblocking_ring_slots: the same on every rank).
+  nonblocking_channel(MPI_Comm node_comm, std::size_t slot_bytes, std::uint32_t ring,
+                      const wait_policy& policy);
 
   [[nodiscard]] int rank() const { return m_rank; }
   [[nodiscard]] int size() const { return m_size; }
   [[nodiscard]] std::size_t slot_bytes() const { return m_slot_bytes; }
+  [[nodiscard]] std::uint32_t ring() const { return m_ring; }
   [[nodiscard]] const wait_policy& policy() const { return m_policy; }
   /// The number of the next operation started on this rank.
   [[nodiscard]] std::uint32_t next_sequence() { return ++m_started; }
@@ -101,7 +103,9 @@ class nonblocking_channel {
   [[nodiscard]] std::atomic<std::uint32_t>& arrived(int rank) const;
   [[nodiscard]] std::atomic<std::uint32_t>& released(int rank) const;
   [[nodiscard]] slot_header& header(int rank, std::uint32_t sequence) const;
-  [[nodiscard]] std::byte* payload(int rank, std::uint32_t sequence) const;
+  /// Where `rank`'s data for operation `sequence` lies in its slot (walks through the slot).
+  [[nodiscard]] std::byte* payload(int rank, std::uint32_t sequence,
+                                   const nonblocking_call& call) const;
   [[nodiscard]] static std::uint32_t info_of(const nonblocking_call& call);
   int check(int rank, std::uint32_t sequence, const nonblocking_call& call,
             std::string& problem) const;
@@ -119,6 +123,7 @@ class nonblocking_channel {
   std::size_t m_slot_bytes = 0;
   std::size_t m_slot_stride = 0;
   std::size_t m_slots_offset = 0;
+  std::uint32_t m_ring = 4;
   wait_policy m_policy;
   std::uint32_t m_started = 0;
   bool m_prepared = false;

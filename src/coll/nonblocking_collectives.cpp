@@ -10,6 +10,7 @@
 #include "cachecomm/config.hpp"
 #include "cachecomm/error.hpp"
 #include "cachecomm/nonblocking.hpp"
+#include "coll/coll_settings.hpp"
 #include "coll/nonblocking_state.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
@@ -27,14 +28,23 @@ const setting<long long> nonblocking_bytes_setting{
     "C++ API: largest message (what one rank puts in: a block for iallgather, igather, iscatter, "
     "a block per rank for ialltoall and ireduce_scatter_block) a nonblocking collective "
     "carries through the comm's shared-memory channel; larger ones use the system MPI's "
-    "nonblocking call. A comm that uses them holds 4 slots of this size per rank.",
+    "nonblocking call. A comm that uses them holds a ring of slots of this size per rank "
+    "(CACHECOMM_NONBLOCKING_SLOTS).",
     {.min = 64, .max = 1 << 26}};
+const setting<long long> nonblocking_slots_setting{
+    "CACHECOMM_NONBLOCKING_SLOTS",
+    0,
+    "C++ API: slots per rank a comm's nonblocking collectives cycle through, a power of two (0: "
+    "spanning twice a core's L2 per rank, within 8 MiB per comm, or 4 when oversubscribed). More "
+    "slots let more operations be in flight and rewrite each line later.",
+    {.min = 4, .max = 64, .power_of_two = true, .zero_allowed = true}};
 
 nonblocking_state& state_of(comm& c) {
   std::shared_ptr<nonblocking_state>& state = c.impl().nonblocking();
   if (!state) {
     state = std::make_shared<nonblocking_state>();
     state->slot_bytes = static_cast<std::size_t>(nonblocking_bytes_setting.read(c.settings()));
+    state->slots = static_cast<std::uint32_t>(nonblocking_slots_setting.read(c.settings()));
   }
   return *state;
 }
@@ -60,6 +70,8 @@ const char* name_of(nonblocking_collective collective) {
 /// after the same collectives, the call and its bytes), so every rank takes the same one.
 nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collective collective,
                           std::size_t bytes) {
+  if (collective != nonblocking_collective::barrier && bytes == 0)
+    return {nonblocking_path::local, "no data to move"};
   const node_topology& topology = c.topology();
   if (topology.node_count != 1) {
     return {nonblocking_path::system_mpi, "the comm spans " + std::to_string(topology.node_count) +
@@ -93,8 +105,12 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
 void build_channel(comm_impl& impl, nonblocking_state& state) {
   state.wanted = false;
   try {
-    state.channel =
-        std::make_shared<nonblocking_channel>(impl.node(), state.slot_bytes, impl.policy());
+    const node_topology& topology = impl.topology();
+    state.channel = std::make_shared<nonblocking_channel>(
+        impl.node(), state.slot_bytes,
+        nonblocking_ring_slots(state.slot_bytes, topology.node_size, topology.l2_cache_bytes,
+                               topology.oversubscribed, state.slots),
+        impl.policy());
   } catch (const std::exception& e) {
     state.unavailable = e.what();
     std::fprintf(stderr,
@@ -127,9 +143,6 @@ std::unique_ptr<request_state> begin_nonblocking(comm& c, nonblocking_collective
                                                  std::size_t bytes, const nonblocking_call& call) {
   nonblocking_state& comm_state = state_of(c);
   nonblocking_choice choice = choose(c, comm_state, collective, bytes);
-  if (collective != nonblocking_collective::barrier && bytes == 0) {
-    choice = {nonblocking_path::local, "no data to move"};
-  }
   if (choice.path == nonblocking_path::system_mpi && c.topology().node_count == 1 &&
       !comm_state.channel && comm_state.unavailable.empty() && bytes <= comm_state.slot_bytes) {
     comm_state.wanted = true;  // built at the comm's next blocking collective (collective there)

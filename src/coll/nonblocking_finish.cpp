@@ -13,7 +13,7 @@ namespace cachecomm::detail {
 void nonblocking_channel::combine(int inputs, std::size_t block_offset, std::uint32_t sequence,
                                   const nonblocking_call& call) {
   for (int rank = 0; rank < inputs; ++rank)
-    m_inputs[static_cast<std::size_t>(rank)] = payload(rank, sequence) + block_offset;
+    m_inputs[static_cast<std::size_t>(rank)] = payload(rank, sequence, call) + block_offset;
   reduce_ordered(m_inputs.data(), inputs, call.recv, nullptr, call.count, call.type, call.op);
 }
 
@@ -36,12 +36,12 @@ int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& 
     case nonblocking_kind::barrier: (void)all_checked(m_size); break;
     case nonblocking_kind::bcast:
       if (checked(call.root) && call.root != m_rank)
-        copy_memory(call.recv, payload(call.root, sequence), call.bytes);
+        copy_memory(call.recv, payload(call.root, sequence, call), call.bytes);
       break;
     case nonblocking_kind::scatter:
       // The root's own block too (unless in place: recv is null there).
       if (checked(call.root) && call.recv != nullptr)
-        copy_memory(call.recv, payload(m_rank, sequence), call.bytes);
+        copy_memory(call.recv, payload(m_rank, sequence, call), call.bytes);
       break;
     case nonblocking_kind::reduce:
     case nonblocking_kind::allreduce:
@@ -70,15 +70,15 @@ int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& 
     case nonblocking_kind::allgather:
       for (int rank = 0; rank < m_size; ++rank) {
         if (!checked(rank)) continue;
-        copy_memory(out + static_cast<std::size_t>(rank) * call.bytes, payload(rank, sequence),
-                    call.bytes);
+        copy_memory(out + static_cast<std::size_t>(rank) * call.bytes,
+                    payload(rank, sequence, call), call.bytes);
       }
       break;
     case nonblocking_kind::alltoall:
       for (int rank = 0; rank < m_size; ++rank) {
         if (!checked(rank)) continue;
         copy_memory(out + static_cast<std::size_t>(rank) * call.bytes,
-                    payload(rank, sequence) + mine, call.bytes);
+                    payload(rank, sequence, call) + mine, call.bytes);
       }
       break;
   }

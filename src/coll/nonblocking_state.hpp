@@ -23,6 +23,7 @@ class comm_impl;
 /// explain_nonblocking.
 struct nonblocking_state {
   std::size_t slot_bytes = 0;  ///< CACHECOMM_NONBLOCKING_BYTES, read once
+  std::uint32_t slots = 0;     ///< CACHECOMM_NONBLOCKING_SLOTS (0: automatic), read once
   /// Built collectively (settle_nonblocking, prepare_nonblocking); shared: a pending request keeps
   /// it alive when the comm goes first.
   std::shared_ptr<nonblocking_channel> channel;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cachecomm/error.hpp"
+#include "coll/coll_settings.hpp"
 #include "core/comm_impl.hpp"
 #include "preload/runtime.hpp"
 
@@ -219,8 +220,13 @@ void prepare_channel(comm_state& state) {
   cachecomm_scope scope;
   try {
     if (!state.nonblocking) {  // a state taken from a freed communicator may bring its own
+      const node_topology& topology = state.fast->topology();
       state.nonblocking = std::make_shared<nonblocking_channel>(
-          state.fast->impl().node(), nonblocking_slot_bytes(), state.fast->waiting());
+          state.fast->impl().node(), nonblocking_slot_bytes(),
+          nonblocking_ring_slots(nonblocking_slot_bytes(), topology.node_size,
+                                 topology.l2_cache_bytes, topology.oversubscribed,
+                                 nonblocking_slots_setting()),
+          state.fast->waiting());
     }
     const int code = PMPI_Allreduce(&state.nonblocking_calls, &state.nonblocking_first, 1,
                                     MPI_LONG_LONG, MPI_MAX, state.fast->impl().node());

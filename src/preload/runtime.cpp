@@ -27,6 +27,7 @@ struct runtime {
   long long warmup = 3;
   std::uint16_t mpi_warmup = 0;  ///< resolved CACHECOMM_PRELOAD_MPI_WARMUP
   std::size_t nonblocking_bytes = 65536;
+  std::uint32_t nonblocking_slots = 0;
   int keyval = MPI_KEYVAL_INVALID;
   std::array<bool, static_cast<std::size_t>(call_kind::count_)> op_enabled{};
   config settings;
@@ -186,6 +187,10 @@ std::size_t nonblocking_slot_bytes() {
   return rt().nonblocking_bytes;
 }
 
+std::uint32_t nonblocking_slots_setting() {
+  return rt().nonblocking_slots;
+}
+
 comm_state* state_for(MPI_Comm comm) {
   return state_of(comm);
 }
@@ -203,6 +208,7 @@ void start(int provided_thread_level) {
     r.mpi_warmup = static_cast<std::uint16_t>(read.mpi_warmup);
     r.op_enabled = read.serve;
     r.nonblocking_bytes = read.nonblocking_bytes;
+    r.nonblocking_slots = read.nonblocking_slots;
   } catch (const std::exception& e) {
     // A bad setting must not break a program that never asked for cachecomm: pass everything
     // through.

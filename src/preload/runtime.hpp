@@ -116,6 +116,8 @@ call_stats& stats();
 [[nodiscard]] int thread_level();
 /// CACHECOMM_PRELOAD_NONBLOCKING_BYTES.
 [[nodiscard]] std::size_t nonblocking_slot_bytes();
+/// CACHECOMM_PRELOAD_NONBLOCKING_SLOTS (0: automatic, nonblocking_ring_slots).
+[[nodiscard]] std::uint32_t nonblocking_slots_setting();
 /// The state hung on `comm` (made now if it has none), or null when `comm` is not a valid
 /// communicator. Builds nothing and counts nothing.
 [[nodiscard]] comm_state* state_for(MPI_Comm comm);

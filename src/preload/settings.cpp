@@ -48,8 +48,17 @@ const setting<long long> nonblocking_bytes_setting{
     "Preload library: largest message (bytes one rank puts in: a block for MPI_Iallgather, "
     "MPI_Igather and MPI_Iscatter, a block per rank for MPI_Ialltoall and "
     "MPI_Ireduce_scatter_block) a nonblocking collective is served with; larger ones pass through. "
-    "Each communicator using them holds 4 slots of this size per rank.",
+    "Each communicator using them holds a ring of slots of this size per rank "
+    "(CACHECOMM_PRELOAD_NONBLOCKING_SLOTS).",
     {.min = 64, .max = 1 << 26}};
+const setting<long long> nonblocking_slots_setting{
+    "CACHECOMM_PRELOAD_NONBLOCKING_SLOTS",
+    0,
+    "Preload library: slots per rank each communicator's nonblocking collectives cycle through, "
+    "a power of two (0: spanning twice a core's L2 per rank, within 8 MiB per communicator, or 4 "
+    "when oversubscribed). More slots let more operations be in flight and rewrite each line "
+    "later.",
+    {.min = 4, .max = 64, .power_of_two = true, .zero_allowed = true}};
 const setting<bool> reduce_scatter_setting{
     "CACHECOMM_PRELOAD_REDUCE_SCATTER", true,
     "Preload library: serve MPI_Reduce_scatter_block with cachecomm (0: pass it through)."};
@@ -150,6 +159,7 @@ preload_settings read_preload_settings(const config& settings) {
   result.warmup = warmup_setting.read(settings);
   result.mpi_warmup = mpi_warmup_setting.read(settings);
   result.nonblocking_bytes = static_cast<std::size_t>(nonblocking_bytes_setting.read(settings));
+  result.nonblocking_slots = static_cast<std::uint32_t>(nonblocking_slots_setting.read(settings));
   for (std::size_t kind = 0; kind < result.serve.size(); ++kind) {
     const setting<bool>* serve = switch_of(static_cast<call_kind>(kind));
     result.serve[kind] = serve != nullptr && serve->read(settings);

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 #include "cachecomm/config.hpp"
 #include "preload/call_stats.hpp"
@@ -17,6 +18,7 @@ struct preload_settings {
   /// before cachecomm serves that collective there (see settings.cpp).
   long long mpi_warmup = 0;
   std::size_t nonblocking_bytes = 65536;  ///< CACHECOMM_PRELOAD_NONBLOCKING_BYTES
+  std::uint32_t nonblocking_slots = 0;    ///< CACHECOMM_PRELOAD_NONBLOCKING_SLOTS (0: automatic)
   /// Per call kind, its CACHECOMM_PRELOAD_<kind> switch (false for kinds that have none).
   std::array<bool, static_cast<std::size_t>(call_kind::count_)> serve{};
 };

@@ -340,7 +340,8 @@ TEST(NonblockingBlocks, OutstandingTogetherCompletedInAnyOrder) {
     for (std::size_t count : {std::size_t{1}, std::size_t{600}}) {
       block_batch first;
       block_batch second;
-      // Twelve outstanding: more than the ring of 4, so later ones go in at later passes.
+      // Twelve outstanding: more than the ring where it has 4 slots (oversubscribed), so later
+      // ones go in at later passes.
       std::vector<collective_request> requests = start_all(c, first, count);
       std::vector<collective_request> more = start_all(c, second, count);
       if (c.rank() % 2 == 0) std::reverse(requests.begin(), requests.end());
@@ -356,7 +357,8 @@ TEST(NonblockingBlocks, OutstandingTogetherCompletedInAnyOrder) {
 TEST(NonblockingBlocks, PeersFinishWhileRankZeroIsBlockedElsewhere) {
   // Rank 0 starts the calls, then blocks in MPI_Recv until every other rank has completed all of
   // them: its data (scatter's root, every scan's first input) went in at the start. At most 4 at a
-  // time: a call started while the ring of 4 slots is in use goes in at the owner's next pass.
+  // time: a call started while the smallest ring, 4 slots, is in use goes in at the owner's next
+  // pass.
   comm c(MPI_COMM_WORLD);
   prepare_nonblocking(c);
   const std::size_t count = 8;

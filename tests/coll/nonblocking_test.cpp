@@ -192,13 +192,17 @@ struct batch {
   std::vector<std::vector<double>> want_bcasts;
 };
 
-/// Starts `rounds` x (iallreduce, iallgather, ibcast, ibarrier) on `c`: 4 * rounds requests, more
-/// than the channel's ring of 4, each round with a different size (one above the slot).
+/// Starts `rounds` x (iallreduce, iallgather, ibcast, ibarrier) on `c`: 4 * rounds requests (from
+/// 17 rounds more than the largest ring, 64 slots, so later starts wait for earlier operations),
+/// each round with a different size: one above the slot, every fourth large enough to lie away
+/// from its slot's start (nonblocking_payload_offset), the others a few lines.
 std::vector<collective_request> start_batch(comm& c, batch& b, int rounds, unsigned seed) {
   std::vector<collective_request> requests;
   const auto ranks = static_cast<std::size_t>(c.size());
   for (int i = 0; i < rounds; ++i) {
-    const std::size_t count = i == 1 ? slot_bytes / sizeof(double) + 3 : 5 + 17 * i;
+    const std::size_t count = i == 1       ? slot_bytes / sizeof(double) + 3
+                              : i % 4 == 3 ? 2600 + static_cast<std::size_t>(i)
+                                           : 5 + 17 * static_cast<std::size_t>(i);
     std::vector<double> in(count);
     for (std::size_t k = 0; k < count; ++k)
       in[k] = static_cast<double>((k + seed + i) % 13) + c.rank();
@@ -251,7 +255,7 @@ TEST(Nonblocking, ManyOutstandingCompletedByWaitAllInAnyOrder) {
   comm c(MPI_COMM_WORLD);
   prepare_nonblocking(c);
   batch b;
-  std::vector<collective_request> requests = start_batch(c, b, 4, 1);
+  std::vector<collective_request> requests = start_batch(c, b, 17, 1);
   // Completed in reverse start order on even ranks, in start order on odd ones.
   if (c.rank() % 2 == 0) std::reverse(requests.begin(), requests.end());
   wait_all(requests);
@@ -316,10 +320,11 @@ TEST(Nonblocking, PeersFinishWhileTheOwnerIsBlockedElsewhere) {
 }
 
 TEST(Nonblocking, BlockingCollectiveAfterPendingRequestsFinishesThem) {
-  // Six requests (more than the ring of 4: the last two are contributed only by later progress).
-  // Odd ranks wait for them before the blocking collectives; even ranks go straight into them, so
-  // the blocking calls must contribute the pending ones or the odd ranks never leave their wait.
-  comm c(MPI_COMM_WORLD);
+  // Six requests on a ring of 4 slots (CACHECOMM_NONBLOCKING_SLOTS): the last two are contributed
+  // only by later progress. Odd ranks wait for them before the blocking collectives; even ranks go
+  // straight into them, so the blocking calls must contribute the pending ones or the odd ranks
+  // never leave their wait.
+  comm c(MPI_COMM_WORLD, config::from_environment().set("CACHECOMM_NONBLOCKING_SLOTS", "4"));
   prepare_nonblocking(c);
   constexpr int outstanding = 6;
   std::vector<std::vector<long long>> sums(outstanding, std::vector<long long>(3));

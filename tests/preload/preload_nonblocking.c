@@ -228,8 +228,9 @@ static void barriers(MPI_Comm comm, const char* label) {
   if (world_rank == 0) printf("%s: barriers checked\n", label);
 }
 
-/* Several operations outstanding at once (more than the preload's ring of 4), completed together
- * in an array in reverse order, with a blocking collective started after them on the same comm. */
+/* Several operations outstanding at once (more than the preload's smallest ring, 4 slots: the
+ * ring4 cases set it), completed together in an array in reverse order, with a blocking collective
+ * started after them on the same comm. */
 static void outstanding(MPI_Comm comm) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);

@@ -126,8 +126,9 @@ enum { size_cases = sizeof sizes / sizeof sizes[0], calls = 5 };
 static const char* call_names[calls] = {"ibcast", "iallgather", "igather", "iscatter", "ialltoall"};
 static long checked[calls];
 
-/* One case: the five calls started together (more than the preload's ring of 4, with the reduce),
- * the datatypes freed at once, completed by `completion` (0 Waitall, 1 Testall, 2 Waitany). */
+/* One case: the five calls started together (more than the preload's smallest ring, 4 slots, with
+ * the reduce), the datatypes freed at once, completed by `completion` (0 Waitall, 1 Testall, 2
+ * Waitany). */
 static void run_case(MPI_Comm comm, int mode, int n, int root, int in_place, int completion) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);

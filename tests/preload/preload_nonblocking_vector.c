@@ -193,7 +193,7 @@ static void reduce_scatter_case(MPI_Comm comm, MPI_Datatype type, size_t bytes, 
   free(got);
 }
 
-/* Several at once, mixed with each other: more than the preload's ring of 4. */
+/* Several at once, mixed with each other: more than the preload's smallest ring, 4 slots. */
 static void outstanding(MPI_Comm comm) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);

@@ -292,6 +292,21 @@ preload_case(preload_nonblocking_layouts RANKS 1 2 3 4 8 RUN_LIMIT 60
        --no-reason MPI_Iallgather:derived-datatype --no-reason MPI_Igather:derived-datatype
        --no-reason MPI_Iscatter:derived-datatype --no-reason MPI_Ialltoall:derived-datatype
        -- $<TARGET_FILE:preload_nonblocking_layouts>)
+# The same programs with the shallowest ring, 4 slots per rank: where ranks have cores of their own
+# the automatic ring (nonblocking_ring_slots) is deeper than the operations they keep outstanding,
+# and these runs keep a start that finds every slot in use (its data goes in at the owner's next
+# MPI call) tested on any machine. (Oversubscribed, the 3-8 rank runs above use 4 slots anyway.)
+preload_case(preload_nonblocking.ring4 RANKS 2
+  ARGS --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 ${preload_nonblocking_served}
+       -- $<TARGET_FILE:preload_nonblocking>)
+preload_case(preload_nonblocking_blocks.ring4 RANKS 2
+  ARGS --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 --served MPI_Ialltoall --served MPI_Igather
+       --served MPI_Iscatter --served MPI_Ireduce_scatter_block --served MPI_Iscan
+       --served MPI_Iexscan -- $<TARGET_FILE:preload_nonblocking_blocks>)
+preload_case(preload_nonblocking_layouts.ring4 RANKS 2 RUN_LIMIT 60
+  ARGS --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 --served MPI_Ibcast --served MPI_Iallgather
+       --served MPI_Igather --served MPI_Iscatter --served MPI_Ialltoall --served MPI_Ireduce
+       -- $<TARGET_FILE:preload_nonblocking_layouts>)
 # MPI_Iallgatherv and MPI_Ireduce_scatter (every rank knows every count) against PMPI_; its largest
 # blocks are beyond the slot from 2 ranks on.
 set(preload_nonblocking_vector_checks --served MPI_Iallgatherv --served MPI_Ireduce_scatter

@@ -1,7 +1,7 @@
 # Session 25 (MPICH 5's -genv: session 27): one OSU-style program under one MPI (system|impi|ompi5|mpich5), several variants in
 # interleaved rounds; prints "round variant bytes us" rows for variants.py (medians, ratios to the
 # first variant with their spread over rounds).
-# usage: variants.sh MPI ROUNDS "program args" name=spec ...
+# usage: [COL=n: the output's column, 2 by default] variants.sh MPI ROUNDS "program args" name=spec ...
 #   spec: plain (no preload) | pre (the build's preload) | K=V[,K=V...] (the preload with settings)
 #         | @DIR[,K=V...] (the preload copied to DIR: libcachecomm.so* and libcachecomm_mpi.so*)
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
@@ -19,5 +19,5 @@ for r in $(seq $rounds); do for spec in "$@"; do name=${spec%%=*}; envs=${spec#*
       mpich5) e+=(-genv LD_LIBRARY_PATH $libdir);; *) e+=(-x LD_LIBRARY_PATH=$libdir);; esac; fi
     [ "$envs" = pre ] || for kv in ${envs//,/ }; do if [ $m = impi -o $m = mpich5 ]; then e+=(-genv ${kv%%=*} ${kv#*=}); else e+=(-x $kv); fi; done
   fi
-  $L "${e[@]}" $args | awk -v v=$name -v r=$r '/^[0-9]/{print r, v, $1, $2} /^ +[0-9.]+$/ && NF==1 {print r, v, 0, $1}'
+  $L "${e[@]}" $args | awk -v v=$name -v r=$r -v c=${COL:-2} '/^[0-9]/{print r, v, $1, $c} /^ +[0-9.]+$/ && NF==1 {print r, v, 0, $1}'
 done; done
