@@ -7,7 +7,8 @@
 //
 // Data path, chosen per call from what every rank agrees on (the comm, the call, its bytes):
 // - shared_memory: single-node comms, messages up to the channel's slot
-//   (CACHECOMM_NONBLOCKING_BYTES, 64 KiB; broadcasts up to 16 KiB). What must fit is what one rank
+//   (CACHECOMM_NONBLOCKING_BYTES: 256 KiB up to 8 ranks on the node, halved as ranks double, at
+//   least 64 KiB). What must fit is what one rank
 //   puts in: a block (allgather, gather, scatter), the whole input (ibcast, reductions, scans), or
 //   a block per rank (ialltoall, ireduce_scatter_block: size x block). The data goes into the
 //   comm's nonblocking channel when the call starts and the peers read it themselves, so a rank

@@ -215,4 +215,16 @@ std::size_t nonblocking_payload_offset(std::uint32_t sequence, std::uint32_t rin
   return (sequence / ring) % places * area;
 }
 
+std::size_t nonblocking_slot_bytes(std::size_t setting, int ranks) {
+  constexpr std::size_t smallest = 64U << 10;
+  constexpr std::size_t largest = 256U << 10;
+  constexpr std::size_t four_slots_per_rank_within = 8U << 20;
+  if (setting != 0) return setting;
+  std::size_t slot = largest;
+  while (slot > smallest &&
+         4 * slot * static_cast<std::size_t>(std::max(ranks, 1)) > four_slots_per_rank_within)
+    slot /= 2;
+  return slot;
+}
+
 }  // namespace cachecomm::detail

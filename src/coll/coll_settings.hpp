@@ -57,6 +57,17 @@ struct coll_settings {
 [[nodiscard]] std::size_t region_half_bytes(std::size_t region_bytes, std::size_t ring_bytes,
                                             std::size_t l2_cache_bytes, bool oversubscribed);
 
+/// The largest message (what one rank puts in) a nonblocking collective carries through the
+/// channel of a communicator with `ranks` on the node: `setting` when not 0
+/// (CACHECOMM_NONBLOCKING_BYTES, CACHECOMM_PRELOAD_NONBLOCKING_BYTES), otherwise 256 KiB up to 8
+/// ranks, then halved as ranks double (4 slots per rank stay within 8 MiB), at least 64 KiB. OSU,
+/// pure communication, 2 ranks, 3 interleaved rounds, 128 KiB - 1 MiB, geometric mean of plain /
+/// preloaded: 256 KiB slots 1.12-2.16x under Open MPI 4.1 and 5 and MPICH 5 (ibcast, igather,
+/// iallreduce, iallgather, ialltoall), where 64 KiB slots gave 0.91-1.09 (the larger messages
+/// passed through); under Intel MPI 2021 ibcast 1.91 and igather 1.44 against 1.07 and 0.82,
+/// iallreduce 0.94 against 0.90, iallgather and ialltoall 0.93 and 0.91 against 1.05 and 0.95.
+[[nodiscard]] std::size_t nonblocking_slot_bytes(std::size_t setting, int ranks);
+
 /// How many slots per rank the nonblocking collectives' channel cycles through (a power of two, 4
 /// to 64), for slots of `slot_bytes` (and a header line each). `setting`, when not 0, decides
 /// (CACHECOMM_NONBLOCKING_SLOTS, CACHECOMM_PRELOAD_NONBLOCKING_SLOTS). A slot is rewritten every

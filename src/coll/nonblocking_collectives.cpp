@@ -24,13 +24,14 @@ namespace {
 
 const setting<long long> nonblocking_bytes_setting{
     "CACHECOMM_NONBLOCKING_BYTES",
-    65536,
+    0,
     "C++ API: largest message (what one rank puts in: a block for iallgather, igather, iscatter, "
     "a block per rank for ialltoall and ireduce_scatter_block) a nonblocking collective "
     "carries through the comm's shared-memory channel; larger ones use the system MPI's "
-    "nonblocking call. A comm that uses them holds a ring of slots of this size per rank "
+    "nonblocking call (0: 256 KiB up to 8 ranks on the node, halved as ranks double, at least "
+    "64 KiB). A comm that uses them holds a ring of slots of this size per rank "
     "(CACHECOMM_NONBLOCKING_SLOTS).",
-    {.min = 64, .max = 1 << 26}};
+    {.min = 64, .max = 1 << 26, .zero_allowed = true}};
 const setting<long long> nonblocking_slots_setting{
     "CACHECOMM_NONBLOCKING_SLOTS",
     0,
@@ -43,7 +44,9 @@ nonblocking_state& state_of(comm& c) {
   std::shared_ptr<nonblocking_state>& state = c.impl().nonblocking();
   if (!state) {
     state = std::make_shared<nonblocking_state>();
-    state->slot_bytes = static_cast<std::size_t>(nonblocking_bytes_setting.read(c.settings()));
+    state->slot_bytes = nonblocking_slot_bytes(
+        static_cast<std::size_t>(nonblocking_bytes_setting.read(c.settings())),
+        c.topology().node_size);
     state->slots = static_cast<std::uint32_t>(nonblocking_slots_setting.read(c.settings()));
   }
   return *state;

@@ -22,7 +22,7 @@ class comm_impl;
 /// One comm's nonblocking state (comm_impl::nonblocking()), made by its first nonblocking call or
 /// explain_nonblocking.
 struct nonblocking_state {
-  std::size_t slot_bytes = 0;  ///< CACHECOMM_NONBLOCKING_BYTES, read once
+  std::size_t slot_bytes = 0;  ///< nonblocking_slot_bytes (CACHECOMM_NONBLOCKING_BYTES), set once
   std::uint32_t slots = 0;     ///< CACHECOMM_NONBLOCKING_SLOTS (0: automatic), read once
   /// Built collectively (settle_nonblocking, prepare_nonblocking); shared: a pending request keeps
   /// it alive when the comm goes first.

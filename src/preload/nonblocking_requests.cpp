@@ -222,8 +222,8 @@ void prepare_channel(comm_state& state) {
     if (!state.nonblocking) {  // a state taken from a freed communicator may bring its own
       const node_topology& topology = state.fast->topology();
       state.nonblocking = std::make_shared<nonblocking_channel>(
-          state.fast->impl().node(), nonblocking_slot_bytes(),
-          nonblocking_ring_slots(nonblocking_slot_bytes(), topology.node_size,
+          state.fast->impl().node(), nonblocking_slot_bytes(topology.node_size),
+          nonblocking_ring_slots(nonblocking_slot_bytes(topology.node_size), topology.node_size,
                                  topology.l2_cache_bytes, topology.oversubscribed,
                                  nonblocking_slots_setting()),
           state.fast->waiting());

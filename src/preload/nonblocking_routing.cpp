@@ -68,7 +68,7 @@ nonblocking_route route_communicator(call_kind kind, MPI_Comm comm) {
 
 void admit_nonblocking(nonblocking_route& r, std::size_t bytes) {
   comm_state* state = r.state;
-  if (bytes > nonblocking_slot_bytes()) {
+  if (bytes > nonblocking_slot_bytes(r.fast->topology().node_size)) {
     r.why = outcome::beyond_slot;
     return;
   }

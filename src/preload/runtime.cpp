@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cachecomm/error.hpp"
+#include "coll/coll_settings.hpp"
 #include "coll/mismatch_error.hpp"
 #include "preload/mpi_identity.hpp"
 #include "preload/nonblocking_requests.hpp"
@@ -25,8 +26,8 @@ struct runtime {
   bool summary = false;
   int thread_level = MPI_THREAD_SINGLE;
   long long warmup = 3;
-  std::uint16_t mpi_warmup = 0;  ///< resolved CACHECOMM_PRELOAD_MPI_WARMUP
-  std::size_t nonblocking_bytes = 65536;
+  std::uint16_t mpi_warmup = 0;       ///< resolved CACHECOMM_PRELOAD_MPI_WARMUP
+  std::size_t nonblocking_bytes = 0;  ///< the setting (0: automatic)
   std::uint32_t nonblocking_slots = 0;
   int keyval = MPI_KEYVAL_INVALID;
   std::array<bool, static_cast<std::size_t>(call_kind::count_)> op_enabled{};
@@ -183,8 +184,8 @@ int thread_level() {
   return rt().thread_level;
 }
 
-std::size_t nonblocking_slot_bytes() {
-  return rt().nonblocking_bytes;
+std::size_t nonblocking_slot_bytes(int node_ranks) {
+  return cachecomm::detail::nonblocking_slot_bytes(rt().nonblocking_bytes, node_ranks);
 }
 
 std::uint32_t nonblocking_slots_setting() {

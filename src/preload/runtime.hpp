@@ -114,8 +114,9 @@ call_stats& stats();
 
 /// The thread level MPI provided.
 [[nodiscard]] int thread_level();
-/// CACHECOMM_PRELOAD_NONBLOCKING_BYTES.
-[[nodiscard]] std::size_t nonblocking_slot_bytes();
+/// The largest message served by a nonblocking collective on a communicator with `node_ranks`
+/// ranks (CACHECOMM_PRELOAD_NONBLOCKING_BYTES, or automatic: coll/coll_settings.hpp).
+[[nodiscard]] std::size_t nonblocking_slot_bytes(int node_ranks);
 /// CACHECOMM_PRELOAD_NONBLOCKING_SLOTS (0: automatic, nonblocking_ring_slots).
 [[nodiscard]] std::uint32_t nonblocking_slots_setting();
 /// The state hung on `comm` (made now if it has none), or null when `comm` is not a valid

@@ -44,13 +44,14 @@ const setting<bool> nonblocking_setting{
     "them through)."};
 const setting<long long> nonblocking_bytes_setting{
     "CACHECOMM_PRELOAD_NONBLOCKING_BYTES",
-    65536,
+    0,
     "Preload library: largest message (bytes one rank puts in: a block for MPI_Iallgather, "
     "MPI_Igather and MPI_Iscatter, a block per rank for MPI_Ialltoall and "
-    "MPI_Ireduce_scatter_block) a nonblocking collective is served with; larger ones pass through. "
+    "MPI_Ireduce_scatter_block) a nonblocking collective is served with; larger ones pass through "
+    "(0: 256 KiB up to 8 ranks on the node, halved as ranks double, at least 64 KiB). "
     "Each communicator using them holds a ring of slots of this size per rank "
     "(CACHECOMM_PRELOAD_NONBLOCKING_SLOTS).",
-    {.min = 64, .max = 1 << 26}};
+    {.min = 64, .max = 1 << 26, .zero_allowed = true}};
 const setting<long long> nonblocking_slots_setting{
     "CACHECOMM_PRELOAD_NONBLOCKING_SLOTS",
     0,

@@ -17,8 +17,8 @@ struct preload_settings {
   /// CACHECOMM_PRELOAD_MPI_WARMUP: calls of each data collective per communicator passed to MPI
   /// before cachecomm serves that collective there (see settings.cpp).
   long long mpi_warmup = 0;
-  std::size_t nonblocking_bytes = 65536;  ///< CACHECOMM_PRELOAD_NONBLOCKING_BYTES
-  std::uint32_t nonblocking_slots = 0;    ///< CACHECOMM_PRELOAD_NONBLOCKING_SLOTS (0: automatic)
+  std::size_t nonblocking_bytes = 0;    ///< CACHECOMM_PRELOAD_NONBLOCKING_BYTES (0: automatic)
+  std::uint32_t nonblocking_slots = 0;  ///< CACHECOMM_PRELOAD_NONBLOCKING_SLOTS (0: automatic)
   /// Per call kind, its CACHECOMM_PRELOAD_<kind> switch (false for kinds that have none).
   std::array<bool, static_cast<std::size_t>(call_kind::count_)> serve{};
 };

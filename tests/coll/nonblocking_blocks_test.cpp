@@ -23,8 +23,21 @@ using testing::fill;
 using testing::mpi_op;
 using testing::mpi_type;
 
-constexpr std::size_t slot_bytes = 65536;  // CACHECOMM_NONBLOCKING_BYTES's default
-const std::vector<std::size_t> sizes_bytes = {1, 7, 4096, 16385, slot_bytes + 1, 300000};
+/// CACHECOMM_NONBLOCKING_BYTES's default on `c`: 256 KiB up to 8 ranks on the node, halved as ranks
+/// double, at least 64 KiB (4 slots per rank within 8 MiB).
+std::size_t slot_bytes_of(comm& c) {
+  std::size_t slot = 256U << 10;
+  while (slot > (64U << 10) &&
+         4 * slot * static_cast<std::size_t>(c.topology().node_size) > (8U << 20))
+    slot /= 2;
+  return slot;
+}
+
+/// Message sizes: a few bytes, a page, a few pages, just above the slot, well above it.
+std::vector<std::size_t> sizes_for(comm& c) {
+  const std::size_t slot = slot_bytes_of(c);
+  return {1, 7, 4096, 16385, slot + 1, 2 * slot + 4096};
+}
 
 /// World, a duplicate, and a split into two halves with the rank order reversed.
 struct comm_kind {
@@ -68,7 +81,7 @@ void on_every_comm(Body&& body) {
 nonblocking_path expected_path(comm& c, std::size_t bytes) {
   if (bytes == 0) return nonblocking_path::local;
   if (c.topology().node_count != 1) return nonblocking_path::system_mpi;
-  return bytes <= slot_bytes ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
+  return bytes <= slot_bytes_of(c) ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
 }
 
 std::string describe(const std::string& where, const char* what, datatype type, std::size_t count,
@@ -83,7 +96,7 @@ const std::vector<datatype> block_types = {datatype::uint8, datatype::float64, d
 TEST(NonblockingBlocks, IgatherMatchesMpiAtEveryRoot) {
   on_every_comm([](comm& c, MPI_Comm mpi, const std::string& where) {
     const auto ranks = static_cast<std::size_t>(c.size());
-    for (std::size_t bytes : sizes_bytes) {
+    for (std::size_t bytes : sizes_for(c)) {
       for (datatype type : block_types) {
         for (int root = 0; root < c.size(); ++root) {
           for (bool in_place_call : {false, true}) {
@@ -121,7 +134,7 @@ TEST(NonblockingBlocks, IgatherMatchesMpiAtEveryRoot) {
 TEST(NonblockingBlocks, IscatterMatchesMpiAtEveryRoot) {
   on_every_comm([](comm& c, MPI_Comm mpi, const std::string& where) {
     const auto ranks = static_cast<std::size_t>(c.size());
-    for (std::size_t bytes : sizes_bytes) {
+    for (std::size_t bytes : sizes_for(c)) {
       for (datatype type : block_types) {
         for (int root = 0; root < c.size(); ++root) {
           for (bool in_place_call : {false, true}) {
@@ -151,7 +164,7 @@ TEST(NonblockingBlocks, IscatterMatchesMpiAtEveryRoot) {
 TEST(NonblockingBlocks, IalltoallMatchesMpi) {
   on_every_comm([](comm& c, MPI_Comm mpi, const std::string& where) {
     const auto ranks = static_cast<std::size_t>(c.size());
-    for (std::size_t bytes : sizes_bytes) {
+    for (std::size_t bytes : sizes_for(c)) {
       for (datatype type : block_types) {
         for (bool in_place_call : {false, true}) {
           const std::size_t count = count_for(bytes, type);
@@ -176,7 +189,7 @@ TEST(NonblockingBlocks, IalltoallMatchesMpi) {
 TEST(NonblockingBlocks, IreduceScatterBlockMatchesMpi) {
   on_every_comm([](comm& c, MPI_Comm mpi, const std::string& where) {
     const auto ranks = static_cast<std::size_t>(c.size());
-    for (std::size_t bytes : sizes_bytes) {
+    for (std::size_t bytes : sizes_for(c)) {
       for (datatype type : {datatype::int32, datatype::float64, datatype::complex64}) {
         for (reduce_op op : {reduce_op::sum, reduce_op::max, reduce_op::product}) {
           if (!supports(type, op)) continue;
@@ -205,7 +218,7 @@ TEST(NonblockingBlocks, IreduceScatterBlockMatchesMpi) {
 
 TEST(NonblockingBlocks, IscanAndIexscanMatchMpiAndTheBlockingBits) {
   on_every_comm([](comm& c, MPI_Comm mpi, const std::string& where) {
-    for (std::size_t bytes : sizes_bytes) {
+    for (std::size_t bytes : sizes_for(c)) {
       for (datatype type : {datatype::int64, datatype::float64, datatype::float32}) {
         for (reduce_op op : {reduce_op::sum, reduce_op::min, reduce_op::product}) {
           for (bool exclusive : {false, true}) {

@@ -25,9 +25,21 @@ using testing::fill;
 using testing::mpi_op;
 using testing::mpi_type;
 
-constexpr std::size_t slot_bytes = 65536;  // CACHECOMM_NONBLOCKING_BYTES's default
-// Below the slot (and the broadcast's 16 KiB limit), just above each, well above.
-const std::vector<std::size_t> sizes_bytes = {1, 7, 4096, 16385, slot_bytes + 1, 300000};
+/// CACHECOMM_NONBLOCKING_BYTES's default on `c`: 256 KiB up to 8 ranks on the node, halved as ranks
+/// double, at least 64 KiB (4 slots per rank within 8 MiB).
+std::size_t slot_bytes_of(comm& c) {
+  std::size_t slot = 256U << 10;
+  while (slot > (64U << 10) &&
+         4 * slot * static_cast<std::size_t>(c.topology().node_size) > (8U << 20))
+    slot /= 2;
+  return slot;
+}
+
+/// Message sizes: a few bytes, a page, a few pages, just above the slot, well above it.
+std::vector<std::size_t> sizes_for(comm& c) {
+  const std::size_t slot = slot_bytes_of(c);
+  return {1, 7, 4096, 16385, slot + 1, 2 * slot + 4096};
+}
 
 const std::vector<datatype> types = {datatype::int32, datatype::float64, datatype::uint8,
                                      datatype::complex64};
@@ -38,7 +50,7 @@ const std::vector<reduce_op> ops = {reduce_op::sum, reduce_op::max, reduce_op::b
 nonblocking_path expected_path(comm& c, nonblocking_collective collective, std::size_t bytes) {
   if (bytes == 0 && collective != nonblocking_collective::barrier) return nonblocking_path::local;
   if (c.topology().node_count != 1) return nonblocking_path::system_mpi;
-  return bytes <= slot_bytes ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
+  return bytes <= slot_bytes_of(c) ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
 }
 
 std::string describe(const char* what, datatype type, reduce_op op, std::size_t count, int root,
@@ -51,7 +63,7 @@ std::string describe(const char* what, datatype type, reduce_op op, std::size_t 
 TEST(Nonblocking, IallreduceMatchesMpi) {
   comm c(MPI_COMM_WORLD);
   prepare_nonblocking(c);
-  for (std::size_t bytes : sizes_bytes) {
+  for (std::size_t bytes : sizes_for(c)) {
     for (datatype type : types) {
       for (reduce_op op : ops) {
         if (!supports(type, op)) continue;
@@ -79,7 +91,7 @@ TEST(Nonblocking, IallreduceMatchesMpi) {
 TEST(Nonblocking, IreduceMatchesMpiAtEveryRoot) {
   comm c(MPI_COMM_WORLD);
   prepare_nonblocking(c);
-  for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, slot_bytes + 8}) {
+  for (std::size_t bytes : {std::size_t{8}, std::size_t{4096}, slot_bytes_of(c) + 8}) {
     for (datatype type : {datatype::int64, datatype::float32}) {
       for (reduce_op op : {reduce_op::sum, reduce_op::min}) {
         for (int root = 0; root < c.size(); ++root) {
@@ -117,7 +129,7 @@ TEST(Nonblocking, IreduceMatchesMpiAtEveryRoot) {
 TEST(Nonblocking, IbcastMatchesMpiAtEveryRoot) {
   comm c(MPI_COMM_WORLD);
   prepare_nonblocking(c);
-  for (std::size_t bytes : sizes_bytes) {
+  for (std::size_t bytes : sizes_for(c)) {
     for (datatype type : {datatype::byte, datatype::float64}) {
       for (int root = 0; root < c.size(); ++root) {
         const std::size_t count = count_for(bytes, type);
@@ -139,7 +151,7 @@ TEST(Nonblocking, IallgatherMatchesMpi) {
   comm c(MPI_COMM_WORLD);
   prepare_nonblocking(c);
   const auto ranks = static_cast<std::size_t>(c.size());
-  for (std::size_t bytes : sizes_bytes) {
+  for (std::size_t bytes : sizes_for(c)) {
     for (datatype type : {datatype::uint8, datatype::complex128}) {
       for (bool in_place_call : {false, true}) {
         const std::size_t count = count_for(bytes, type);
@@ -200,7 +212,7 @@ std::vector<collective_request> start_batch(comm& c, batch& b, int rounds, unsig
   std::vector<collective_request> requests;
   const auto ranks = static_cast<std::size_t>(c.size());
   for (int i = 0; i < rounds; ++i) {
-    const std::size_t count = i == 1       ? slot_bytes / sizeof(double) + 3
+    const std::size_t count = i == 1       ? slot_bytes_of(c) / sizeof(double) + 3
                               : i % 4 == 3 ? 2600 + static_cast<std::size_t>(i)
                                            : 5 + 17 * static_cast<std::size_t>(i);
     std::vector<double> in(count);
@@ -354,7 +366,7 @@ TEST(Nonblocking, BlockingCollectiveAfterPendingRequestsFinishesThem) {
 TEST(Nonblocking, DestructorCompletesTheRequest) {
   comm c(MPI_COMM_WORLD);
   prepare_nonblocking(c);
-  for (std::size_t count : {std::size_t{4}, slot_bytes}) {
+  for (std::size_t count : {std::size_t{4}, slot_bytes_of(c)}) {
     std::vector<double> out(count, -1);
     {
       std::vector<double> in(count, 2.0);
@@ -487,12 +499,13 @@ TEST(Nonblocking, ExplainNamesThePathAndTheChannelIsBuiltByTheNextBlockingCollec
   later.wait();
   EXPECT_EQ(sum, c.size());
   const nonblocking_choice large =
-      explain_nonblocking(c, nonblocking_collective::allgather, slot_bytes + 1);
+      explain_nonblocking(c, nonblocking_collective::allgather, slot_bytes_of(c) + 1);
   EXPECT_EQ(large.path, nonblocking_path::system_mpi);
   if (one_node) {
     EXPECT_NE(large.reason.find("slot"), std::string::npos) << large.reason;
   }
-  const nonblocking_choice bcast = explain_nonblocking(c, nonblocking_collective::broadcast, 70000);
+  const nonblocking_choice bcast =
+      explain_nonblocking(c, nonblocking_collective::broadcast, slot_bytes_of(c) + 4096);
   EXPECT_EQ(bcast.path, nonblocking_path::system_mpi);
   EXPECT_EQ(to_string(nonblocking_path::shared_memory), "shared-memory");
 }

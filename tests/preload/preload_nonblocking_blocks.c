@@ -43,8 +43,8 @@ static void poison(void* buffer, size_t bytes) {
   memset(buffer, 0x5a, bytes);
 }
 
-/* Elements per block; 20000 (x 4-8 bytes): beyond the 64 KiB slots. */
-static const int blocks[] = {1, 7, 1000, 20000};
+/* Elements per block; 70000 (x 4-8 bytes): beyond the 256 KiB slots (up to 8 ranks). */
+static const int blocks[] = {1, 7, 1000, 70000};
 enum { block_cases = sizeof blocks / sizeof blocks[0] };
 
 static void alltoalls(MPI_Comm comm, const char* label) {

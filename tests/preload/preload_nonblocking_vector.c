@@ -43,9 +43,9 @@ static MPI_Datatype gapped_pair(void) {
 }
 
 static long gathers_checked, reductions_checked;
-/* Blocks of up to 3 x scale ints: this scale is beyond the preload's 64 KiB slot from 2 ranks on.
+/* Blocks of up to 3 x scale ints (2 x at 2 ranks): this scale is beyond the preload's 256 KiB slot.
  */
-enum { beyond_slot_scale = 9000 };
+enum { beyond_slot_scale = 40000 };
 
 /* One Iallgatherv of ints, each rank with layouts of its own (rotated by rank from the case's):
  * send layout 0 contiguous, 1 strided, 2 struct (counts are even); a strided result or not. */

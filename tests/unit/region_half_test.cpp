@@ -1,6 +1,7 @@
 // How big each half of the collectives' data region is laid out (region_half_bytes), and how many
 // slots per rank the nonblocking channel cycles through (nonblocking_ring_slots) and where in its
-// slot an operation's data lies (nonblocking_payload_offset).
+// slot an operation's data lies (nonblocking_payload_offset), and how large the slots are by
+// default (nonblocking_slot_bytes).
 #include <gtest/gtest.h>
 
 #include "coll/coll_settings.hpp"
@@ -62,6 +63,20 @@ TEST(NonblockingRing, IsFourWhenOversubscribedOrTheL2IsUnknown) {
 }
 
 constexpr std::size_t kib = 1U << 10;
+
+TEST(NonblockingSlot, Is256KiBUpTo8RanksThenHalvedAsRanksDoubleDownTo64KiB) {
+  EXPECT_EQ(nonblocking_slot_bytes(0, 1), 256 * kib);
+  EXPECT_EQ(nonblocking_slot_bytes(0, 8), 256 * kib);
+  EXPECT_EQ(nonblocking_slot_bytes(0, 9), 128 * kib);
+  EXPECT_EQ(nonblocking_slot_bytes(0, 16), 128 * kib);
+  EXPECT_EQ(nonblocking_slot_bytes(0, 32), 64 * kib);
+  EXPECT_EQ(nonblocking_slot_bytes(0, 256), 64 * kib);
+}
+
+TEST(NonblockingSlot, FollowsItsSettingWhenSet) {
+  EXPECT_EQ(nonblocking_slot_bytes(65536, 2), 64 * kib);
+  EXPECT_EQ(nonblocking_slot_bytes(4U << 20, 64), 4U << 20);
+}
 
 TEST(NonblockingPayload, WalksThroughTheSlotOnceEveryRingOfOperations) {
   // 16 KiB in a 64 KiB slot: four places, the next one each time the ring comes round.
