@@ -170,6 +170,19 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
   own.info = info_of(call);
   own.bytes = call.own_bytes;
   arrived(m_rank).store(sequence, std::memory_order_release);
+  // A gathered result's own block now, from the slot still in this core's cache: the peers wait
+  // for `arrived`, not for this copy, and finish is left with theirs only (the blocking engine's
+  // central allgather does the same).
+  if (gathers_own_block_early(call)) {
+    std::byte* into =
+        static_cast<std::byte*>(call.recv) + static_cast<std::size_t>(m_rank) * call.bytes;
+    if (into != call.send) copy_memory(into, payload(m_rank, sequence, call), call.bytes);
+  }
+}
+
+bool nonblocking_channel::gathers_own_block_early(const nonblocking_call& call) const {
+  return call.recv != nullptr && (call.kind == nonblocking_kind::allgather ||
+                                  (call.kind == nonblocking_kind::gather && call.root == m_rank));
 }
 
 bool nonblocking_channel::ready(std::uint32_t sequence, const nonblocking_call& call) const {

@@ -109,6 +109,8 @@ class nonblocking_channel {
   [[nodiscard]] static std::uint32_t info_of(const nonblocking_call& call);
   int check(int rank, std::uint32_t sequence, const nonblocking_call& call,
             std::string& problem) const;
+  /// Whether contribute copies this rank's block of a gathered result (allgather, gather's root).
+  [[nodiscard]] bool gathers_own_block_early(const nonblocking_call& call) const;
   /// Copies this rank's contribution into `into` (`span` bytes; a short one is padded with zeros).
   static void copy_contribution(std::byte* into, std::size_t span, const nonblocking_call& call,
                                 std::size_t own_span);
