@@ -152,6 +152,17 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
       }
       break;
     case nonblocking_kind::alltoall:
+      if (sends_own_alltoall_block_directly(call)) {
+        // Every block but the one this rank keeps, which goes from send to recv below.
+        const std::size_t own = static_cast<std::size_t>(m_rank) * call.bytes;
+        const auto* send = static_cast<const std::byte*>(call.send);
+        std::byte* slot = payload(m_rank, sequence, call);
+        copy_memory(slot, send, own);
+        copy_memory(slot + own + call.bytes, send + own + call.bytes,
+                    (ranks - 1) * call.bytes - own);
+        break;
+      }
+      [[fallthrough]];
     case nonblocking_kind::reduce_scatter_block:
       copy_contribution(payload(m_rank, sequence, call), ranks * call.bytes, call,
                         call.own_bytes == call.bytes ? ranks * call.bytes : 0);
@@ -172,17 +183,29 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
   arrived(m_rank).store(sequence, std::memory_order_release);
   // A gathered result's own block now, from the slot still in this core's cache: the peers wait
   // for `arrived`, not for this copy, and finish is left with theirs only (the blocking engine's
-  // central allgather does the same).
-  if (gathers_own_block_early(call)) {
-    std::byte* into =
-        static_cast<std::byte*>(call.recv) + static_cast<std::size_t>(m_rank) * call.bytes;
-    if (into != call.send) copy_memory(into, payload(m_rank, sequence, call), call.bytes);
+  // central allgather does the same). Alltoall's own block is the one it sends itself.
+  if (copies_own_block_early(call)) {
+    const std::size_t own = static_cast<std::size_t>(m_rank) * call.bytes;
+    std::byte* into = static_cast<std::byte*>(call.recv) + own;
+    const std::byte* from = payload(m_rank, sequence, call);
+    if (call.kind == nonblocking_kind::alltoall) {
+      from = sends_own_alltoall_block_directly(call)
+                 ? static_cast<const std::byte*>(call.send) + own
+                 : from + own;
+    }
+    if (into != from && into != call.send) copy_memory(into, from, call.bytes);
   }
 }
 
-bool nonblocking_channel::gathers_own_block_early(const nonblocking_call& call) const {
-  return call.recv != nullptr && (call.kind == nonblocking_kind::allgather ||
-                                  (call.kind == nonblocking_kind::gather && call.root == m_rank));
+bool nonblocking_channel::sends_own_alltoall_block_directly(const nonblocking_call& call) const {
+  return call.send != nullptr && call.recv != nullptr && call.own_bytes == call.bytes &&
+         call.kind == nonblocking_kind::alltoall;
+}
+
+bool nonblocking_channel::copies_own_block_early(const nonblocking_call& call) const {
+  return call.recv != nullptr &&
+         (call.kind == nonblocking_kind::allgather || call.kind == nonblocking_kind::alltoall ||
+          (call.kind == nonblocking_kind::gather && call.root == m_rank));
 }
 
 bool nonblocking_channel::ready(std::uint32_t sequence, const nonblocking_call& call) const {

@@ -109,8 +109,12 @@ class nonblocking_channel {
   [[nodiscard]] static std::uint32_t info_of(const nonblocking_call& call);
   int check(int rank, std::uint32_t sequence, const nonblocking_call& call,
             std::string& problem) const;
-  /// Whether contribute copies this rank's block of a gathered result (allgather, gather's root).
-  [[nodiscard]] bool gathers_own_block_early(const nonblocking_call& call) const;
+  /// Whether contribute copies this rank's own block of the result (allgather, alltoall, gather's
+  /// root): finish then copies the peers' blocks only.
+  [[nodiscard]] bool copies_own_block_early(const nonblocking_call& call) const;
+  /// Whether an alltoall's own block goes from send to recv directly, never into the slot (a
+  /// well-formed call: a short contribution is padded with zeros in the slot instead).
+  [[nodiscard]] bool sends_own_alltoall_block_directly(const nonblocking_call& call) const;
   /// Copies this rank's contribution into `into` (`span` bytes; a short one is padded with zeros).
   static void copy_contribution(std::byte* into, std::size_t span, const nonblocking_call& call,
                                 std::size_t own_span);
