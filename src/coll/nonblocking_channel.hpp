@@ -73,7 +73,6 @@ class nonblocking_channel {
   [[nodiscard]] int rank() const { return m_rank; }
   [[nodiscard]] int size() const { return m_size; }
   [[nodiscard]] std::size_t slot_bytes() const { return m_slot_bytes; }
-  [[nodiscard]] std::uint32_t ring() const { return m_ring; }
   [[nodiscard]] const wait_policy& policy() const { return m_policy; }
   /// The number of the next operation started on this rank.
   [[nodiscard]] std::uint32_t next_sequence() { return ++m_started; }
