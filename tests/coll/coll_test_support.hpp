@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cachecomm/comm.hpp"
 #include "cachecomm/datatype.hpp"
 #include "core/mpi_types.hpp"
 
@@ -143,6 +144,22 @@ inline bool all_ranks(bool condition, MPI_Comm comm = MPI_COMM_WORLD) {
   int global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, comm);
   return global == 1;
+}
+
+/// CACHECOMM_NONBLOCKING_BYTES's default on `c`: 256 KiB up to 8 ranks on the node, halved as ranks
+/// double, at least 64 KiB (4 slots per rank within 8 MiB).
+inline std::size_t slot_bytes_of(const comm& c) {
+  std::size_t slot = 256U << 10;
+  while (slot > (64U << 10) &&
+         4 * slot * static_cast<std::size_t>(c.topology().node_size) > (8U << 20))
+    slot /= 2;
+  return slot;
+}
+
+/// Nonblocking message sizes: a few bytes, a page, a few pages, just above the slot, well above.
+inline std::vector<std::size_t> sizes_for(const comm& c) {
+  const std::size_t slot = slot_bytes_of(c);
+  return {1, 7, 4096, 16385, slot + 1, 2 * slot + 4096};
 }
 
 }  // namespace cachecomm::testing

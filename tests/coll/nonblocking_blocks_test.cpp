@@ -22,22 +22,8 @@ using testing::count_for;
 using testing::fill;
 using testing::mpi_op;
 using testing::mpi_type;
-
-/// CACHECOMM_NONBLOCKING_BYTES's default on `c`: 256 KiB up to 8 ranks on the node, halved as ranks
-/// double, at least 64 KiB (4 slots per rank within 8 MiB).
-std::size_t slot_bytes_of(comm& c) {
-  std::size_t slot = 256U << 10;
-  while (slot > (64U << 10) &&
-         4 * slot * static_cast<std::size_t>(c.topology().node_size) > (8U << 20))
-    slot /= 2;
-  return slot;
-}
-
-/// Message sizes: a few bytes, a page, a few pages, just above the slot, well above it.
-std::vector<std::size_t> sizes_for(comm& c) {
-  const std::size_t slot = slot_bytes_of(c);
-  return {1, 7, 4096, 16385, slot + 1, 2 * slot + 4096};
-}
+using testing::sizes_for;
+using testing::slot_bytes_of;
 
 /// World, a duplicate, and a split into two halves with the rank order reversed.
 struct comm_kind {
