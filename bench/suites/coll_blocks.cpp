@@ -2,10 +2,11 @@
 // and reduce_scatter (doubles, sum), allgatherv, gatherv, scatterv and alltoallv (bytes, equal
 // counts, root 0): every cachecomm algorithm, the automatic choice ("auto:<concrete>") and the
 // system MPI, interleaved in the same run, in the same three modes as the other data collectives
-// (coll_data.cpp: cold per-call, hot per-call, hot back-to-back; vs_mpi compares medians less the
-// measured per-call overhead). `bytes` is one rank's block (gather, scatter, alltoall, allgatherv,
-// gatherv, scatterv, alltoallv), one rank's result block (reduce_scatter_block) or the whole vector
-// (scan, exscan, reduce_scatter: split into per-rank counts as OSU's osu_reduce_scatter splits it).
+// (common/coll_modes.hpp: cold per-call, hot per-call, hot back-to-back; vs_mpi compares medians
+// less the measured per-call overhead). `bytes` is one rank's block (gather, scatter, alltoall,
+// allgatherv, gatherv, scatterv, alltoallv), one rank's result block (reduce_scatter_block) or the
+// whole vector (scan, exscan, reduce_scatter: split into per-rank counts as OSU's
+// osu_reduce_scatter splits it).
 #include <mpi.h>
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "cachecomm/collectives.hpp"
-#include "suites/coll_ops.hpp"
+#include "common/coll_modes.hpp"
 
 namespace cachecomm::bench {
 
@@ -48,41 +49,6 @@ const char* name_of(block_op op) {
     case block_op::alltoallv: return "alltoallv";
   }
   return "?";
-}
-
-timing_plan plan_for(const timing_plan& base, std::size_t bytes) {
-  timing_plan plan = base;
-  const std::size_t scale = std::max<std::size_t>(1, bytes / 8192);
-  plan.iterations_per_batch =
-      std::max(2, static_cast<int>(static_cast<std::size_t>(base.iterations_per_batch) / scale));
-  plan.warmup_iterations = std::max(2, std::min(base.warmup_iterations, plan.iterations_per_batch));
-  return plan;
-}
-
-/// One word per cache line (and the last), so the next call reads fresh lines.
-void scribble(std::vector<double>& buffer, long iteration, int rank) {
-  const double value = static_cast<double>(iteration % 1000) + 0.25 * rank;
-  for (std::size_t i = 0; i < buffer.size(); i += 8) buffer[i] = value;
-  if (!buffer.empty()) buffer.back() = value;
-}
-
-struct timing_mode {
-  const char* buffers;
-  const char* timing;
-};
-
-std::vector<timing_mode> modes_of(const coll_context& context) {
-  auto wanted = [](const std::vector<std::string>& list, const char* name) {
-    return std::find(list.begin(), list.end(), name) != list.end();
-  };
-  std::vector<timing_mode> modes;
-  const bool per_call = wanted(context.timings, "per-call");
-  if (wanted(context.buffers, "cold") && per_call) modes.push_back({"cold", "per-call"});
-  if (wanted(context.buffers, "hot")) {
-    if (per_call) modes.push_back({"hot", "per-call"});
-    if (wanted(context.timings, "back-to-back")) modes.push_back({"hot", "back-to-back"});
-  }
-  return modes;
 }
 
 template <typename Algorithm, typename Run>
@@ -271,90 +237,52 @@ void run_block_op(coll_context& context, block_op op) {
       }
     }
     settle_automatic(c, candidates);
-    const std::string chosen = explain();
-    const timing_plan plan = plan_for(context.plan, bytes);
-    for (const timing_mode& mode : modes_of(context)) {
-      const bool cold = std::string_view(mode.buffers) == "cold";
-      std::function<void(long)> mode_prepare;  // empty: back to back
-      if (std::string_view(mode.timing) == "per-call") {
-        mode_prepare = [&send, &c, rank, cold](long iteration) {
-          if (cold) scribble(send, iteration, rank);
-          c.barrier();
-        };
-      }
-      for (auto& entry : candidates) entry.prepare = mode_prepare;
-      const referenced_times measured = measure_interleaved_with_reference(mpi, candidates, plan);
-      const auto& times = measured.candidates;
-      const double overhead = measured.reference.median;
-      const double mpi_median = times.front().median;
-      const double mpi_corrected = measured.corrected_median(0);
-      for (std::size_t i = 0; i < candidates.size(); ++i) {
-        const double corrected = measured.corrected_median(i);
-        const double seconds = (corrected > 0 ? corrected : times[i].median) * 1e-6;
-        std::string algorithm = candidates[i].algorithm;
-        if (algorithm == "auto") algorithm = "auto:" + chosen;
-        context.results.add(
-            {{"op", name_of(op)},
-             {"impl", candidates[i].impl},
-             {"algorithm", algorithm},
-             {"bytes", bytes},
-             {"buffers", mode.buffers},
-             {"timing", mode.timing},
-             {"iters", plan.batches * plan.iterations_per_batch},
-             {"gbps", seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0},
-             {"overhead_us", overhead},
-             {"corrected_median_us", corrected},
-             {"vs_mpi", mpi_corrected > 0 ? corrected / mpi_corrected : 0.0},
-             {"vs_mpi_raw", mpi_median > 0 ? times[i].median / mpi_median : 0.0}},
-            times[i]);
-      }
-    }
+    const std::function<void(long)> rewrite = [&send, rank](long iteration) {
+      scribble(std::span(send), iteration, rank);
+    };
+    measure_modes(context, candidates, modes_of(context), rewrite, {name_of(op), bytes, explain()});
   }
 }
 
-const std::vector<std::string> columns = {"buffers",   "timing",      "impl",
-                                          "algorithm", "bytes",       "median_us",
-                                          "p25_us",    "overhead_us", "corrected_median_us",
-                                          "gbps",      "vs_mpi",      "vs_mpi_raw"};
-
 const coll_op_registration gather_registration{
     {"gather", "gather of equal blocks to rank 0: every algorithm beside MPI_Gather",
-     [](coll_context& context) { run_block_op(context, block_op::gather); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::gather); }, mode_columns()}};
 const coll_op_registration scatter_registration{
     {"scatter", "scatter of equal blocks from rank 0: every algorithm beside MPI_Scatter",
-     [](coll_context& context) { run_block_op(context, block_op::scatter); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::scatter); }, mode_columns()}};
 const coll_op_registration alltoall_registration{
     {"alltoall", "alltoall of equal blocks: every algorithm beside MPI_Alltoall",
-     [](coll_context& context) { run_block_op(context, block_op::alltoall); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::alltoall); }, mode_columns()}};
 const coll_op_registration scan_registration{
     {"scan", "inclusive scan (double, sum) beside MPI_Scan",
-     [](coll_context& context) { run_block_op(context, block_op::scan); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::scan); }, mode_columns()}};
 const coll_op_registration reduce_scatter_registration{
     {"reduce_scatter_block",
      "reduce_scatter_block (double, sum): every algorithm beside MPI_Reduce_scatter_block",
-     [](coll_context& context) { run_block_op(context, block_op::reduce_scatter); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::reduce_scatter); },
+     mode_columns()}};
 const coll_op_registration reduce_scatter_counts_registration{
     {"reduce_scatter",
      "reduce_scatter (double, sum; bytes: the whole vector, split as osu_reduce_scatter splits "
      "it): "
      "every algorithm beside MPI_Reduce_scatter",
      [](coll_context& context) { run_block_op(context, block_op::reduce_scatter_counts); },
-     columns}};
+     mode_columns()}};
 const coll_op_registration allgatherv_registration{
     {"allgatherv", "allgatherv of equal counts: every algorithm beside MPI_Allgatherv",
-     [](coll_context& context) { run_block_op(context, block_op::allgatherv); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::allgatherv); }, mode_columns()}};
 const coll_op_registration gatherv_registration{
     {"gatherv", "gatherv of equal counts to rank 0: every algorithm beside MPI_Gatherv",
-     [](coll_context& context) { run_block_op(context, block_op::gatherv); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::gatherv); }, mode_columns()}};
 const coll_op_registration scatterv_registration{
     {"scatterv", "scatterv of equal counts from rank 0: every algorithm beside MPI_Scatterv",
-     [](coll_context& context) { run_block_op(context, block_op::scatterv); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::scatterv); }, mode_columns()}};
 const coll_op_registration alltoallv_registration{
     {"alltoallv", "alltoallv of equal counts: every algorithm beside MPI_Alltoallv",
-     [](coll_context& context) { run_block_op(context, block_op::alltoallv); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::alltoallv); }, mode_columns()}};
 const coll_op_registration exscan_registration{
     {"exscan", "exclusive scan (double, sum) beside MPI_Exscan",
-     [](coll_context& context) { run_block_op(context, block_op::exscan); }, columns}};
+     [](coll_context& context) { run_block_op(context, block_op::exscan); }, mode_columns()}};
 
 }  // namespace
 

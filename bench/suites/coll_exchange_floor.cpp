@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "cachecomm/collectives.hpp"
+#include "common/coll_modes.hpp"
 #include "core/comm_impl.hpp"
 #include "shm/cache_line.hpp"
 #include "shm/segment.hpp"
-#include "suites/coll_ops.hpp"
 
 namespace cachecomm::bench {
 
@@ -85,13 +85,6 @@ class exchange_probe {
   std::uint32_t m_sequence = 0;
 };
 
-/// As the data collectives do: one word per line (and the last element) changes before every call.
-void scribble(std::vector<double>& buffer, long iteration, int rank) {
-  const double value = static_cast<double>(iteration % 1000) + 0.25 * rank;
-  for (std::size_t i = 0; i < buffer.size(); i += 8) buffer[i] = value;
-  if (!buffer.empty()) buffer.back() = value;
-}
-
 void run_exchange_floor(coll_context& context) {
   comm& c = context.comm;
   MPI_Comm mpi = c.mpi_comm();
@@ -102,7 +95,7 @@ void run_exchange_floor(coll_context& context) {
     const std::size_t bytes = count * 8;
     std::vector<double> send(count, 1.0);
     std::vector<double> receive(count, 0.0);
-    auto prepare = [&send, rank](long iteration) { scribble(send, iteration, rank); };
+    auto prepare = [&send, rank](long iteration) { scribble(std::span(send), iteration, rank); };
     std::vector<candidate> candidates;
     candidates.push_back({"mpi", "allreduce",
                           [&] {

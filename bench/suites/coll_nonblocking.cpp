@@ -1,7 +1,9 @@
 // Nonblocking collectives (cachecomm/nonblocking.hpp) beside the system MPI's on the same comm:
 // start + wait of ibarrier, ibcast, iallreduce, iallgather, igather, iscatter, ialltoall,
 // ireduce_scatter_block, iscan, iexscan; and iallreduce overlapped with a fixed
-// amount of computation between start and wait (what a pipelined solver does).
+// amount of computation between start and wait (what a pipelined solver does). Each in the modes of
+// common/coll_modes.hpp (cold per-call, hot per-call, hot back-to-back; the barrier hot only); the
+// cachecomm row is "auto:<path>", the path explain_nonblocking() names.
 #include <mpi.h>
 
 #include <algorithm>
@@ -9,8 +11,8 @@
 #include <vector>
 
 #include "cachecomm/nonblocking.hpp"
+#include "common/coll_modes.hpp"
 #include "common/statistics.hpp"
-#include "suites/coll_ops.hpp"
 
 namespace cachecomm::bench {
 
@@ -28,24 +30,6 @@ struct nonblocking_case {
   const char* op;
   nonblocking_collective collective;
 };
-
-void add_rows(coll_context& context, const char* op, std::size_t bytes,
-              const std::vector<candidate>& candidates, const std::vector<summary>& times,
-              double compute_us) {
-  const double mpi_median = times.front().median;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    json row = {{"op", op},
-                {"impl", candidates[i].impl},
-                {"algorithm", candidates[i].algorithm},
-                {"bytes", bytes},
-                {"iters", context.plan.batches * context.plan.iterations_per_batch},
-                {"buffers", "hot"},
-                {"timing", "per-call"},
-                {"vs_mpi", mpi_median > 0 ? times[i].median / mpi_median : 0.0}};
-    if (compute_us > 0) row["compute_us"] = compute_us;
-    context.results.add(row, times[i]);
-  }
-}
 
 /// Start + wait, or start + compute + wait when `compute_us` > 0; MPI's call first, then ours.
 void measure(coll_context& context, const nonblocking_case& which, std::size_t bytes,
@@ -80,14 +64,14 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
     case nonblocking_collective::barrier:
       candidates.push_back(
           {"mpi", "MPI_Ibarrier", timed([&] { MPI_Ibarrier(mpi, &request); }, mpi_wait)});
-      candidates.push_back({"cachecomm", "", timed([&] { ours = ibarrier(c); }, our_wait)});
+      candidates.push_back({"cachecomm", "auto", timed([&] { ours = ibarrier(c); }, our_wait)});
       break;
     case nonblocking_collective::broadcast:
       candidates.push_back(
           {"mpi", "MPI_Ibcast",
            timed([&] { MPI_Ibcast(block.data(), n, MPI_BYTE, 0, mpi, &request); }, mpi_wait)});
       candidates.push_back(
-          {"cachecomm", "",
+          {"cachecomm", "auto",
            timed([&] { ours = ibcast(c, block.data(), count, datatype::byte, 0); }, our_wait)});
       break;
     case nonblocking_collective::allreduce:
@@ -98,7 +82,7 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
                                                  MPI_SUM, mpi, &request);
                                 },
                                 mpi_wait)});
-      candidates.push_back({"cachecomm", "",
+      candidates.push_back({"cachecomm", "auto",
                             timed(
                                 [&] {
                                   ours = iallreduce(c, send.data(), receive.data(), count,
@@ -115,7 +99,7 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
                                 },
                                 mpi_wait)});
       candidates.push_back(
-          {"cachecomm", "",
+          {"cachecomm", "auto",
            timed(
                [&] { ours = iallgather(c, block.data(), gathered.data(), count, datatype::byte); },
                our_wait)});
@@ -129,7 +113,7 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
                                 },
                                 mpi_wait)});
       candidates.push_back(
-          {"cachecomm", "",
+          {"cachecomm", "auto",
            timed(
                [&] { ours = igather(c, block.data(), gathered.data(), count, datatype::byte, 0); },
                our_wait)});
@@ -143,7 +127,7 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
                                 },
                                 mpi_wait)});
       candidates.push_back(
-          {"cachecomm", "",
+          {"cachecomm", "auto",
            timed(
                [&] { ours = iscatter(c, block.data(), gathered.data(), count, datatype::byte, 0); },
                our_wait)});
@@ -157,7 +141,7 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
                                 },
                                 mpi_wait)});
       candidates.push_back(
-          {"cachecomm", "",
+          {"cachecomm", "auto",
            timed([&] { ours = ialltoall(c, block.data(), gathered.data(), count, datatype::byte); },
                  our_wait)});
       break;
@@ -169,7 +153,7 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
                                                             MPI_DOUBLE, MPI_SUM, mpi, &request);
                                 },
                                 mpi_wait)});
-      candidates.push_back({"cachecomm", "",
+      candidates.push_back({"cachecomm", "auto",
                             timed(
                                 [&] {
                                   ours =
@@ -189,7 +173,7 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
                                                                         &request);
                                 },
                                 mpi_wait)});
-      candidates.push_back({"cachecomm", "",
+      candidates.push_back({"cachecomm", "auto",
                             timed(
                                 [&] {
                                   ours = (exclusive ? iexscan : iscan)(
@@ -207,10 +191,22 @@ void measure(coll_context& context, const nonblocking_case& which, std::size_t b
   // What one rank puts into the channel: a block per rank for alltoall and reduce_scatter_block.
   const bool per_rank = which.collective == nonblocking_collective::alltoall ||
                         which.collective == nonblocking_collective::reduce_scatter_block;
-  candidates.back().algorithm = std::string(to_string(
+  const std::string path(to_string(
       explain_nonblocking(c, which.collective, per_rank ? payload * ranks : payload).path));
-  const std::vector<summary> times = measure_interleaved(mpi, candidates, context.plan);
-  add_rows(context, which.op, payload, candidates, times, compute_us);
+  // Cold: the input is rewritten (a broadcast's is the root's buffer); the barrier has none.
+  const int rank = c.rank();
+  const std::function<void(long)> rewrite = [&, rank](long iteration) {
+    if (doubles)
+      scribble(std::span(send), iteration, rank);
+    else if (which.collective != nonblocking_collective::broadcast || rank == 0)
+      scribble(std::span(block), iteration, rank);
+  };
+  coll_context modes_context = context;
+  if (which.collective == nonblocking_collective::barrier) modes_context.buffers = {"hot"};
+  json extra = json::object();
+  if (compute_us > 0) extra["compute_us"] = compute_us;
+  measure_modes(context, candidates, modes_of(modes_context), rewrite,
+                {which.op, payload, path, extra});
 }
 
 void run_nonblocking(coll_context& context) {
@@ -244,12 +240,14 @@ const coll_op_registration nonblocking_registration{
      "start + wait of ibarrier, ibcast, iallreduce, iallgather, igather, iscatter, ialltoall, "
      "ireduce_scatter_block, iscan, iexscan beside MPI's own on the same comm",
      run_nonblocking,
-     {"op", "impl", "algorithm", "bytes", "median_us", "p25_us", "p75_us", "vs_mpi"}}};
+     {"op", "buffers", "timing", "impl", "algorithm", "bytes", "median_us", "p25_us",
+      "corrected_median_us", "vs_mpi"}}};
 const coll_op_registration overlap_registration{
     {"iallreduce-overlap",
      "iallreduce start, 20 us of computation, wait; beside MPI_Iallreduce",
      run_overlap,
-     {"impl", "algorithm", "bytes", "median_us", "p25_us", "p75_us", "vs_mpi", "compute_us"}}};
+     {"buffers", "timing", "impl", "algorithm", "bytes", "median_us", "p25_us",
+      "corrected_median_us", "vs_mpi", "compute_us"}}};
 
 }  // namespace
 

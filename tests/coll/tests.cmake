@@ -79,6 +79,19 @@ add_test(NAME bench_coll_blocks_contract
                  ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_blocks_smoke.json --suite coll)
 set_tests_properties(bench_coll_blocks_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_blocks_json)
 
+# Benchmark smoke run of the nonblocking collectives; its JSON meets the contract (every mode, one
+# auto:<path> row each).
+add_test(NAME bench_coll_nonblocking_smoke.np2
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
+                 coll --op nonblocking,iallreduce-overlap --quick --quiet
+                 --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_nonblocking_smoke.json)
+set_tests_properties(bench_coll_nonblocking_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
+  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP bench_coll_nonblocking_json)
+add_test(NAME bench_coll_nonblocking_contract
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check-bench-json
+                 ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_nonblocking_smoke.json --suite coll)
+set_tests_properties(bench_coll_nonblocking_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_nonblocking_json)
+
 # Nonblocking collectives of the C++ API against MPI (.split: across "nodes", the system MPI's path
 # everywhere).
 cachecomm_add_mpi_test(mpi_nonblocking SOURCES coll/nonblocking_test.cpp RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
