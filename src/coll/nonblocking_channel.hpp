@@ -12,6 +12,12 @@
 // Each rank writes only its own slot, except scatter's root, which writes block r into rank r's
 // slot (rank r writes only that slot's header, on a line of its own): then every block fits one
 // slot, as for gather.
+//
+// A large allreduce splits the reduction (splits_allreduce): rank r combines part r of every
+// slot into its slot's result area and publishes reduced = s, then copies the other parts from
+// their owners' result areas. A part whose owner has not published yet, it combines itself from
+// the inputs (bit for bit the same fold), so no rank ever waits for another's finish: the only
+// dependency stays `arrived`. Each rank reads about 2 inputs' worth instead of one per rank.
 #pragma once
 
 #include <mpi.h>
@@ -101,6 +107,8 @@ class nonblocking_channel {
   };
   [[nodiscard]] std::atomic<std::uint32_t>& arrived(int rank) const;
   [[nodiscard]] std::atomic<std::uint32_t>& released(int rank) const;
+  /// The last split allreduce whose part `rank` has combined into its result area.
+  [[nodiscard]] std::atomic<std::uint32_t>& reduced(int rank) const;
   [[nodiscard]] slot_header& header(int rank, std::uint32_t sequence) const;
   /// Where `rank`'s data for operation `sequence` lies in its slot (walks through the slot).
   [[nodiscard]] std::byte* payload(int rank, std::uint32_t sequence,
@@ -120,12 +128,22 @@ class nonblocking_channel {
   /// Combines `inputs` in rank order into call.recv (reductions' finish).
   void combine(int inputs, std::size_t block_offset, std::uint32_t sequence,
                const nonblocking_call& call);
+  /// Whether an allreduce combines by parts (the comment at the top), and the elements of a part
+  /// (a whole number of cache lines where the element divides a line).
+  [[nodiscard]] bool splits_allreduce(const nonblocking_call& call) const;
+  [[nodiscard]] std::size_t split_part_elements(const nonblocking_call& call) const;
+  /// The bytes an operation uses in its slot (the walk places that span).
+  [[nodiscard]] std::size_t slot_span(const nonblocking_call& call) const;
+  /// finish of a split allreduce (nonblocking_finish.cpp).
+  void finish_split_allreduce(std::uint32_t sequence, const nonblocking_call& call);
 
   shm_segment m_segment;
   std::byte* m_base = nullptr;  ///< m_segment's memory: the layout below is fixed, so no checks
   int m_rank = 0;
   int m_size = 1;
   std::size_t m_slot_bytes = 0;
+  /// Room past slot_bytes for a split allreduce's result part (a full slot's: slot_bytes / size).
+  std::size_t m_result_room = 0;
   std::size_t m_slot_stride = 0;
   std::size_t m_slots_offset = 0;
   std::uint32_t m_ring = 4;
@@ -133,6 +151,7 @@ class nonblocking_channel {
   std::uint32_t m_started = 0;
   bool m_prepared = false;
   std::vector<const void*> m_inputs;  ///< the reductions' inputs, one per rank (finish)
+  std::vector<bool> m_parts_left;     ///< a split allreduce's parts not copied yet, per owner
 };
 
 }  // namespace cachecomm::detail

@@ -2,11 +2,14 @@
 // slots this rank reads against its own call, copies or combines them into the result, and
 // releases the slots. Reductions combine in rank order, so every rank gets the bits of the
 // rank-ordered fold (scan and exscan: of ranks 0..r and 0..r-1).
+#include <algorithm>
 #include <cstring>
 
 #include "coll/nonblocking_channel.hpp"
 #include "coll/reduce_kernels.hpp"
+#include "shm/cache_line.hpp"
 #include "shm/memory_copy.hpp"
+#include "sync/waiter.hpp"
 
 namespace cachecomm::detail {
 
@@ -15,6 +18,72 @@ void nonblocking_channel::combine(int inputs, std::size_t block_offset, std::uin
   for (int rank = 0; rank < inputs; ++rank)
     m_inputs[static_cast<std::size_t>(rank)] = payload(rank, sequence, call) + block_offset;
   reduce_ordered(m_inputs.data(), inputs, call.recv, nullptr, call.count, call.type, call.op);
+}
+
+void nonblocking_channel::finish_split_allreduce(std::uint32_t sequence,
+                                                 const nonblocking_call& call) {
+  const std::size_t element = size_of(call.type);
+  const std::size_t part = split_part_elements(call);
+  const std::size_t result_offset = padded_to_line(call.bytes);
+  auto* const out = static_cast<std::byte*>(call.recv);
+  const auto first_of = [&](int rank) {
+    return std::min(call.count, static_cast<std::size_t>(rank) * part);
+  };
+  const auto length_of = [&](int rank) {
+    return std::min(call.count, first_of(rank) + part) - first_of(rank);
+  };
+  const auto combine_into = [&](std::byte* into, void* second, std::size_t first, std::size_t n) {
+    for (int rank = 0; rank < m_size; ++rank)
+      m_inputs[static_cast<std::size_t>(rank)] = payload(rank, sequence, call) + first * element;
+    reduce_ordered(m_inputs.data(), m_size, into, second, n, call.type, call.op);
+  };
+  const auto published = [&](int owner) {
+    return sequence_reached(reduced(owner).load(std::memory_order_acquire), sequence);
+  };
+  // The rest of `owner`'s part from `done` on, from its result area.
+  const auto copy_part = [&](int owner, std::size_t done) {
+    copy_memory(out + (first_of(owner) + done) * element,
+                payload(owner, sequence, call) + result_offset + done * element,
+                (length_of(owner) - done) * element);
+  };
+
+  // This rank's part: into its result area, for the others, and into the result at once.
+  if (const std::size_t n = length_of(m_rank); n > 0) {
+    combine_into(payload(m_rank, sequence, call) + result_offset, out + first_of(m_rank) * element,
+                 first_of(m_rank), n);
+  }
+  reduced(m_rank).store(sequence, std::memory_order_release);
+  // The others' parts, from the next rank's on: first those already published (copied), then the
+  // rest, combined here a few lines at a time, looking again between them: a late owner (busy, or
+  // descheduled where ranks share cores) may publish meanwhile.
+  std::fill(m_parts_left.begin(), m_parts_left.end(), false);
+  bool any_left = false;
+  for (int step = 1; step < m_size; ++step) {
+    const int owner = (m_rank + step) % m_size;
+    if (published(owner)) {
+      copy_part(owner, 0);
+    } else {
+      m_parts_left[static_cast<std::size_t>(owner)] = true;
+      any_left = true;
+    }
+  }
+  if (!any_left) return;
+  const std::size_t chunk = std::max<std::size_t>(1, 4096 / element);
+  for (int step = 1; step < m_size; ++step) {
+    const int owner = (m_rank + step) % m_size;
+    if (!m_parts_left[static_cast<std::size_t>(owner)]) continue;
+    const std::size_t first = first_of(owner);
+    const std::size_t n = length_of(owner);
+    for (std::size_t done = 0; done < n;) {
+      if (published(owner)) {
+        copy_part(owner, done);
+        break;
+      }
+      const std::size_t now = std::min(chunk, n - done);
+      combine_into(out + (first + done) * element, nullptr, first + done, now);
+      done += now;
+    }
+  }
 }
 
 int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& call,
@@ -49,7 +118,11 @@ int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& 
         (void)checked(m_rank);
         break;
       }
-      if (all_checked(m_size)) combine(m_size, 0, sequence, call);
+      if (!all_checked(m_size)) break;
+      if (splits_allreduce(call))
+        finish_split_allreduce(sequence, call);
+      else
+        combine(m_size, 0, sequence, call);
       break;
     case nonblocking_kind::reduce_scatter_block:
       if (all_checked(m_size)) combine(m_size, mine, sequence, call);

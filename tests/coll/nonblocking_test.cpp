@@ -11,6 +11,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cachecomm/cachecomm.hpp"
@@ -70,6 +71,42 @@ TEST(Nonblocking, IallreduceMatchesMpi) {
           EXPECT_TRUE(testing::same_values(got.data(), want.data(), count, type)) << what;
         }
       }
+    }
+  }
+}
+
+/// A large iallreduce (parts of 8 KiB or more) combines by parts: each rank one part, which the
+/// others copy once it is published or combine themselves while its owner is late. Either way every
+/// rank gets the bits of the rank-ordered fold (inexact doubles, so any other order would show).
+/// Rank r waits r x 2 ms before completing: it copies the parts of the ranks below it and combines
+/// the parts of those above.
+TEST(Nonblocking, SplitIallreduceGivesTheRankOrderedFold) {
+  comm c(MPI_COMM_WORLD);
+  // Across nodes the system MPI combines, in an order of its own.
+  if (c.topology().node_count != 1) GTEST_SKIP() << "the comm spans nodes";
+  prepare_nonblocking(c);
+  const auto ranks = static_cast<std::size_t>(c.size());
+  const std::size_t slot = slot_bytes_of(c);
+  auto value = [](std::size_t rank, std::size_t i) {
+    return 1.0 / (3.0 + static_cast<double>(rank) + 0.37 * static_cast<double>(i % 1009));
+  };
+  for (std::size_t bytes : {ranks * 8192 - 8, ranks * 8192, std::size_t{40008}, slot - 8, slot}) {
+    const std::size_t count = bytes / sizeof(double);
+    std::vector<double> in(count), want(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      in[i] = value(static_cast<std::size_t>(c.rank()), i);
+      want[i] = value(0, i);
+      for (std::size_t rank = 1; rank < ranks; ++rank) want[i] += value(rank, i);
+    }
+    for (bool staggered : {false, true}) {
+      std::vector<double> out(count, -1.0);
+      collective_request r =
+          iallreduce(c, in.data(), out.data(), count, datatype::float64, reduce_op::sum);
+      EXPECT_EQ(r.path(), nonblocking_path::shared_memory);
+      if (staggered) std::this_thread::sleep_for(std::chrono::milliseconds(2 * c.rank()));
+      r.wait();
+      EXPECT_EQ(std::memcmp(out.data(), want.data(), bytes), 0)
+          << "iallreduce of " << bytes << " bytes" << (staggered ? ", staggered" : "");
     }
   }
 }

@@ -1,11 +1,11 @@
 # Session 25 (MPICH 5's -genv: session 27): one OSU-style program under one MPI (system|impi|ompi5|mpich5), several variants in
 # interleaved rounds; prints "round variant bytes us" rows for variants.py (medians, ratios to the
 # first variant with their spread over rounds).
-# usage: [COL=n: the output's column, 2 by default] variants.sh MPI ROUNDS "program args" name=spec ...
+# usage: [COL=n: the output's column, 2 by default] [NP=ranks] [BIND=core|none] variants.sh MPI ROUNDS "program args" name=spec ...
 #   spec: plain (no preload) | pre (the build's preload) | K=V[,K=V...] (the preload with settings)
 #         | @DIR[,K=V...] (the preload copied to DIR: libcachecomm.so* and libcachecomm_mpi.so*)
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
-source "$root/bench/peers/mpis.sh"; np=${NP:-2}; bind=core; peers=/opt/mpi-peers
+source "$root/bench/peers/mpis.sh"; np=${NP:-2}; bind=${BIND:-core}; peers=/opt/mpi-peers
 m=$1; rounds=$2; args=$3; shift 3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 L=$(launcher $m); P=$(preload_of $m)
