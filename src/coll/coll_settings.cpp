@@ -215,6 +215,20 @@ std::size_t nonblocking_payload_offset(std::uint32_t sequence, std::uint32_t rin
   return (sequence / ring) % places * area;
 }
 
+std::size_t nonblocking_chunk_capacity(std::size_t slot_bytes, int ranks, bool block_per_rank) {
+  const std::size_t blocks = block_per_rank ? static_cast<std::size_t>(std::max(ranks, 1)) : 1;
+  return std::max<std::size_t>(cache_line_size,
+                               slot_bytes / blocks / cache_line_size * cache_line_size);
+}
+
+std::size_t nonblocking_largest_call(std::size_t slot_bytes, std::uint32_t ring, int ranks,
+                                     bool block_per_rank) {
+  const std::size_t blocks = block_per_rank ? static_cast<std::size_t>(std::max(ranks, 1)) : 1;
+  return std::max<std::size_t>(
+      slot_bytes, static_cast<std::size_t>(ring) *
+                      nonblocking_chunk_capacity(slot_bytes, ranks, block_per_rank) * blocks);
+}
+
 std::size_t nonblocking_slot_bytes(std::size_t setting, int ranks) {
   constexpr std::size_t smallest = 64U << 10;
   constexpr std::size_t largest = 256U << 10;

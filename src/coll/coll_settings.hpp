@@ -81,6 +81,20 @@ struct coll_settings {
                                                    std::size_t l2_cache_bytes, bool oversubscribed,
                                                    std::uint32_t setting = 0);
 
+/// The largest chunk of each block a call larger than a slot puts into one slot: the slot, or for
+/// calls that put a block per rank into it (alltoall, reduce_scatter_block) its `ranks`-th, in
+/// whole cache lines.
+[[nodiscard]] std::size_t nonblocking_chunk_capacity(std::size_t slot_bytes, int ranks,
+                                                     bool block_per_rank);
+
+/// The largest call (bytes one rank puts in: `ranks` blocks where `block_per_rank`) the channel
+/// serves: as many chunks as the ring has slots, so that a call goes in whole when it starts (with
+/// the ring free) and no peer ever waits for its owner's progress. Larger ones go to the system
+/// MPI. Chunked through the slots (one copy in, one copy out, overlapped chunk by chunk), OSU's
+/// calls of 1 MiB ran 1.0-3.5x faster than through MPI (see docs/architecture.md, "Chunks").
+[[nodiscard]] std::size_t nonblocking_largest_call(std::size_t slot_bytes, std::uint32_t ring,
+                                                   int ranks, bool block_per_rank);
+
 /// Where in its slot operation `sequence` puts `span` bytes (a multiple of the cache line). The
 /// operation owns its whole slot (sequence - ring was released), so its data may lie anywhere in
 /// it, and successive uses of a slot walk through it: a line is then rewritten only after

@@ -113,6 +113,43 @@ std::size_t nonblocking_channel::split_part_elements(const nonblocking_call& cal
   return (even + per_line - 1) / per_line * per_line;
 }
 
+std::size_t nonblocking_channel::chunk_capacity(const nonblocking_call& call) const {
+  return nonblocking_chunk_capacity(m_slot_bytes, m_size, contributes_per_rank(call.kind));
+}
+
+std::uint32_t nonblocking_channel::chunks(const nonblocking_call& call) const {
+  const std::size_t capacity = chunk_capacity(call);
+  if (call.kind == nonblocking_kind::barrier || call.bytes <= capacity) return 1;
+  return static_cast<std::uint32_t>((call.bytes + capacity - 1) / capacity);
+}
+
+nonblocking_call nonblocking_channel::chunk(const nonblocking_call& call,
+                                            std::uint32_t index) const {
+  const std::uint32_t count = chunks(call);
+  if (count == 1) return call;
+  // Even chunks of whole lines (every element size divides a line), the last one shorter.
+  const std::size_t even = (call.bytes + count - 1) / count;
+  const std::size_t length = padded_to_line(even);
+  const std::size_t first = std::min(call.bytes, static_cast<std::size_t>(index) * length);
+  const std::size_t bytes = std::min(call.bytes, first + length) - first;
+  nonblocking_call part = call;
+  part.stride = block_stride(call);
+  part.bytes = bytes;
+  // This rank's own block: as long as the call's, or a marker that differs (the peers report the
+  // mismatch) without reading past a short block.
+  if (call.own_bytes == call.bytes)
+    part.own_bytes = bytes;
+  else if (call.own_bytes > call.bytes || contributes_per_rank(call.kind))
+    part.own_bytes = bytes + 1;  // per-rank kinds: zeros go in (contribute)
+  else
+    part.own_bytes = call.own_bytes > first ? std::min(bytes, call.own_bytes - first) : 0;
+  const std::size_t element = call.count > 0 ? call.bytes / call.count : 1;
+  if (call.count > 0) part.count = bytes / element;
+  if (call.send != nullptr) part.send = static_cast<const std::byte*>(call.send) + first;
+  if (call.recv != nullptr) part.recv = static_cast<std::byte*>(call.recv) + first;
+  return part;
+}
+
 std::size_t nonblocking_channel::slot_span(const nonblocking_call& call) const {
   if (contributes_per_rank(call.kind)) return static_cast<std::size_t>(m_size) * call.bytes;
   // A split allreduce: the input, then the result part.
@@ -190,27 +227,34 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
         for (int rank = 0; rank < m_size; ++rank) {
           copy_memory(payload(rank, sequence, call),
                       static_cast<const std::byte*>(call.send) +
-                          static_cast<std::size_t>(rank) * call.bytes,
+                          static_cast<std::size_t>(rank) * block_stride(call),
                       call.bytes);
         }
       }
       break;
     case nonblocking_kind::alltoall:
-      if (sends_own_alltoall_block_directly(call)) {
-        // Every block but the one this rank keeps, which goes from send to recv below.
-        const std::size_t own = static_cast<std::size_t>(m_rank) * call.bytes;
-        const auto* send = static_cast<const std::byte*>(call.send);
-        std::byte* slot = payload(m_rank, sequence, call);
-        copy_memory(slot, send, own);
-        copy_memory(slot + own + call.bytes, send + own + call.bytes,
-                    (ranks - 1) * call.bytes - own);
+    case nonblocking_kind::reduce_scatter_block: {
+      std::byte* slot = payload(m_rank, sequence, call);
+      if (call.send == nullptr || call.own_bytes != call.bytes) {
+        // A block of another size (an erroneous program): zeros go in, and the peers report it.
+        std::memset(slot, 0, ranks * call.bytes);
         break;
       }
-      [[fallthrough]];
-    case nonblocking_kind::reduce_scatter_block:
-      copy_contribution(payload(m_rank, sequence, call), ranks * call.bytes, call,
-                        call.own_bytes == call.bytes ? ranks * call.bytes : 0);
+      // The send buffer's blocks, back to back; alltoall's own block goes from send to recv
+      // directly (below), never into the slot.
+      const bool skip_own = sends_own_alltoall_block_directly(call);
+      const auto* send = static_cast<const std::byte*>(call.send);
+      if (block_stride(call) == call.bytes && !skip_own) {
+        copy_memory(slot, send, ranks * call.bytes);
+        break;
+      }
+      for (int rank = 0; rank < m_size; ++rank) {
+        if (skip_own && rank == m_rank) continue;
+        copy_memory(slot + static_cast<std::size_t>(rank) * call.bytes,
+                    send + static_cast<std::size_t>(rank) * block_stride(call), call.bytes);
+      }
       break;
+    }
     case nonblocking_kind::reduce:
     case nonblocking_kind::allreduce:
     case nonblocking_kind::allgather:
@@ -229,13 +273,13 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
   // for `arrived`, not for this copy, and finish is left with theirs only (the blocking engine's
   // central allgather does the same). Alltoall's own block is the one it sends itself.
   if (copies_own_block_early(call)) {
-    const std::size_t own = static_cast<std::size_t>(m_rank) * call.bytes;
+    const std::size_t own = static_cast<std::size_t>(m_rank) * block_stride(call);
     std::byte* into = static_cast<std::byte*>(call.recv) + own;
     const std::byte* from = payload(m_rank, sequence, call);
     if (call.kind == nonblocking_kind::alltoall) {
       from = sends_own_alltoall_block_directly(call)
                  ? static_cast<const std::byte*>(call.send) + own
-                 : from + own;
+                 : from + static_cast<std::size_t>(m_rank) * call.bytes;
     }
     if (into != from && into != call.send) copy_memory(into, from, call.bytes);
   }

@@ -7,7 +7,9 @@
 // contributes (copies its data into its slot, writes the slot header, then publishes arrived = s)
 // once every rank has released s - ring; it is ready once the ranks whose data it needs have
 // arrived at s; it finishes by reading their slots and publishing released = s. Every step is a
-// poll: nothing here ever waits.
+// poll: nothing here ever waits. A call larger than a slot is cut into chunks (`chunks`, `chunk`),
+// each an operation of its own with the next number: a reader copies chunk j while the writer
+// copies chunk j + 1 in.
 //
 // Each rank writes only its own slot, except scatter's root, which writes block r into rank r's
 // slot (rank r writes only that slot's header, on a line of its own): then every block fits one
@@ -67,7 +69,17 @@ struct nonblocking_call {
   datatype type = datatype::byte;
   reduce_op op = reduce_op::sum;
   int root = 0;  ///< bcast, reduce, gather, scatter: node rank of the root
+  /// Where the user's buffers hold a block per rank (scatter's, alltoall's and
+  /// reduce_scatter_block's send; gather's, allgather's and alltoall's recv): the distance between
+  /// blocks. 0: `bytes` (blocks back to back); a chunk (nonblocking_channel::chunk) keeps the
+  /// whole call's.
+  std::size_t stride = 0;
 };
+
+/// The distance between a call's per-rank blocks in the user's buffers.
+[[nodiscard]] constexpr std::size_t block_stride(const nonblocking_call& call) {
+  return call.stride != 0 ? call.stride : call.bytes;
+}
 
 class nonblocking_channel {
  public:
@@ -80,8 +92,21 @@ class nonblocking_channel {
   [[nodiscard]] int size() const { return m_size; }
   [[nodiscard]] std::size_t slot_bytes() const { return m_slot_bytes; }
   [[nodiscard]] const wait_policy& policy() const { return m_policy; }
-  /// The number of the next operation started on this rank.
-  [[nodiscard]] std::uint32_t next_sequence() { return ++m_started; }
+  /// The first of the `chunks` numbers of the next operation started on this rank.
+  [[nodiscard]] std::uint32_t next_sequences(std::uint32_t chunks) {
+    const std::uint32_t first = m_started + 1;
+    m_started += chunks;
+    return first;
+  }
+  [[nodiscard]] std::uint32_t ring() const { return m_ring; }
+
+  /// How many chunks `call` takes (1 when it fits a slot): each is an operation of its own, with
+  /// its own number and slot, over a part of every block (chunk j: bytes [j c, (j + 1) c) of each,
+  /// c a whole number of lines and elements). Depends only on what every rank agrees on.
+  [[nodiscard]] std::uint32_t chunks(const nonblocking_call& call) const;
+  /// Chunk `index` of `call`, as a call of its own (its buffers offset into the call's, its
+  /// blocks `block_stride(call)` apart).
+  [[nodiscard]] nonblocking_call chunk(const nonblocking_call& call, std::uint32_t index) const;
   /// Makes the slots ready for this rank before its first operation (reserves their memory and
   /// fills its page tables); a no-op after that. Throws system_error where memory is short.
   /// Not at construction: most communicators never start a nonblocking collective, and allocating,
@@ -132,6 +157,8 @@ class nonblocking_channel {
   /// (a whole number of cache lines where the element divides a line).
   [[nodiscard]] bool splits_allreduce(const nonblocking_call& call) const;
   [[nodiscard]] std::size_t split_part_elements(const nonblocking_call& call) const;
+  /// The largest chunk of `call`'s blocks, in bytes (a whole number of lines).
+  [[nodiscard]] std::size_t chunk_capacity(const nonblocking_call& call) const;
   /// The bytes an operation uses in its slot (the walk places that span).
   [[nodiscard]] std::size_t slot_span(const nonblocking_call& call) const;
   /// finish of a split allreduce (nonblocking_finish.cpp).

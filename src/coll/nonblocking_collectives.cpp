@@ -25,12 +25,11 @@ namespace {
 const setting<long long> nonblocking_bytes_setting{
     "CACHECOMM_NONBLOCKING_BYTES",
     0,
-    "C++ API: largest message (what one rank puts in: a block for iallgather, igather, iscatter, "
-    "a block per rank for ialltoall and ireduce_scatter_block) a nonblocking collective "
-    "carries through the comm's shared-memory channel; larger ones use the system MPI's "
-    "nonblocking call (0: 256 KiB up to 8 ranks on the node, halved as ranks double, at least "
-    "64 KiB). A comm that uses them holds a ring of slots of this size per rank "
-    "(CACHECOMM_NONBLOCKING_SLOTS).",
+    "C++ API: the slot of a nonblocking collective's shared-memory channel (what one rank puts "
+    "in: a block for iallgather, igather, iscatter, a block per rank for ialltoall and "
+    "ireduce_scatter_block; 0: 256 KiB up to 8 ranks on the node, halved as ranks double, at "
+    "least 64 KiB). Larger messages go in chunks of a slot, up to a whole ring of them "
+    "(CACHECOMM_NONBLOCKING_SLOTS); larger still use the system MPI's nonblocking call.",
     {.min = 64, .max = 1 << 26, .zero_allowed = true}};
 const setting<long long> nonblocking_slots_setting{
     "CACHECOMM_NONBLOCKING_SLOTS",
@@ -48,6 +47,10 @@ nonblocking_state& state_of(comm& c) {
         static_cast<std::size_t>(nonblocking_bytes_setting.read(c.settings())),
         c.topology().node_size);
     state->slots = static_cast<std::uint32_t>(nonblocking_slots_setting.read(c.settings()));
+    const node_topology& topology = c.topology();
+    state->ring =
+        nonblocking_ring_slots(state->slot_bytes, topology.node_size, topology.l2_cache_bytes,
+                               topology.oversubscribed, state->slots);
   }
   return *state;
 }
@@ -69,6 +72,15 @@ const char* name_of(nonblocking_collective collective) {
   return "nonblocking collective";
 }
 
+/// The largest call of `collective` the comm's channel serves (nonblocking_largest_call).
+std::size_t largest_call(comm& c, const nonblocking_state& state,
+                         nonblocking_collective collective) {
+  const bool block_per_rank = collective == nonblocking_collective::alltoall ||
+                              collective == nonblocking_collective::reduce_scatter_block;
+  return nonblocking_largest_call(state.slot_bytes, state.ring, c.topology().node_size,
+                                  block_per_rank);
+}
+
 /// The path of a call of `bytes`: depends only on what every rank agrees on (the comm, its state
 /// after the same collectives, the call and its bytes), so every rank takes the same one.
 nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collective collective,
@@ -80,16 +92,19 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
     return {nonblocking_path::system_mpi, "the comm spans " + std::to_string(topology.node_count) +
                                               " nodes and the shared-memory channel is node-local"};
   }
-  // Every call that fits the slot, broadcasts and gathers too: through the slots they are two
+  // Every call that fits the ring, broadcasts and gathers too: through the slots they are two
   // copies, and MPI's single copy lets its readers finish sooner, but OSU's osu_ibcast and
   // osu_igather (which wait for the whole call) took 1.6-4.8x longer passed to MPI at 32-64 KiB
   // under Open MPI 4.1 and 5, MPICH 5 and Intel MPI (2 ranks, session 27), and 1.4-4.5x at
-  // 128-512 KiB with a larger slot. Until session 27 they passed from 16 KiB.
-  if (bytes > state.slot_bytes) {
+  // 128-512 KiB with a larger slot. Until session 27 they passed from 16 KiB; until session 29
+  // everything above one slot did.
+  if (const std::size_t largest = largest_call(c, state, collective); bytes > largest) {
     return {nonblocking_path::system_mpi,
-            std::to_string(bytes) + " bytes exceed the channel's slot of " +
+            std::to_string(bytes) + " bytes exceed the " + std::to_string(largest) +
+                " the channel's ring of " + std::to_string(state.ring) + " slots of " +
                 std::to_string(state.slot_bytes) +
-                " (CACHECOMM_NONBLOCKING_BYTES): MPI's nonblocking call moves it without staging"};
+                " holds (CACHECOMM_NONBLOCKING_BYTES, CACHECOMM_NONBLOCKING_SLOTS): MPI's "
+                "nonblocking call moves it without staging"};
   }
   if (!state.unavailable.empty()) {
     return {nonblocking_path::system_mpi,
@@ -108,12 +123,8 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
 void build_channel(comm_impl& impl, nonblocking_state& state) {
   state.wanted = false;
   try {
-    const node_topology& topology = impl.topology();
-    state.channel = std::make_shared<nonblocking_channel>(
-        impl.node(), state.slot_bytes,
-        nonblocking_ring_slots(state.slot_bytes, topology.node_size, topology.l2_cache_bytes,
-                               topology.oversubscribed, state.slots),
-        impl.policy());
+    state.channel = std::make_shared<nonblocking_channel>(impl.node(), state.slot_bytes, state.ring,
+                                                          impl.policy());
   } catch (const std::exception& e) {
     state.unavailable = e.what();
     std::fprintf(stderr,
@@ -147,7 +158,8 @@ std::unique_ptr<request_state> begin_nonblocking(comm& c, nonblocking_collective
   nonblocking_state& comm_state = state_of(c);
   nonblocking_choice choice = choose(c, comm_state, collective, bytes);
   if (choice.path == nonblocking_path::system_mpi && c.topology().node_count == 1 &&
-      !comm_state.channel && comm_state.unavailable.empty() && bytes <= comm_state.slot_bytes) {
+      !comm_state.channel && comm_state.unavailable.empty() &&
+      bytes <= largest_call(c, comm_state, collective)) {
     comm_state.wanted = true;  // built at the comm's next blocking collective (collective there)
   }
   std::unique_ptr<request_state> state = new_state(c, collective, std::move(choice));

@@ -143,14 +143,14 @@ int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& 
     case nonblocking_kind::allgather:
       for (int rank = 0; rank < m_size; ++rank) {
         if (!checked(rank) || (rank == m_rank && copies_own_block_early(call))) continue;
-        copy_memory(out + static_cast<std::size_t>(rank) * call.bytes,
+        copy_memory(out + static_cast<std::size_t>(rank) * block_stride(call),
                     payload(rank, sequence, call), call.bytes);
       }
       break;
     case nonblocking_kind::alltoall:
       for (int rank = 0; rank < m_size; ++rank) {
         if (!checked(rank) || (rank == m_rank && copies_own_block_early(call))) continue;
-        copy_memory(out + static_cast<std::size_t>(rank) * call.bytes,
+        copy_memory(out + static_cast<std::size_t>(rank) * block_stride(call),
                     payload(rank, sequence, call) + mine, call.bytes);
       }
       break;

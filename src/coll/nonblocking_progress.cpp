@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "sync/waiter.hpp"
@@ -49,26 +50,49 @@ channel_queue& queue_of(std::vector<channel_queue>& queues, const nonblocking_ch
   return queues.back();
 }
 
-/// Advances one channel's operations; appends the finished ones to `finished`.
-void advance(channel_queue& queue, std::vector<nonblocking_operation*>& finished) {
-  if (queue.operations.empty()) return;
-  nonblocking_channel& channel = *queue.operations.front()->channel;
-  for (nonblocking_operation* operation : queue.operations) {
-    if (operation->contributed) continue;
-    if (!channel.slot_free(operation->sequence)) break;  // in order: later ones wait too
-    channel.contribute(operation->sequence, operation->call);
-    operation->contributed = true;
-  }
+/// Finishes what is ready, chunk by chunk, in order; appends the operations whose last chunk
+/// finished to `finished` and drops them from the queue.
+void finish_ready(channel_queue& queue, nonblocking_channel& channel,
+                  std::vector<nonblocking_operation*>& finished) {
   std::size_t done = 0;
   for (; done < queue.operations.size(); ++done) {
     nonblocking_operation* operation = queue.operations[done];
-    if (!operation->contributed || !channel.ready(operation->sequence, operation->call)) break;
-    operation->error = channel.finish(operation->sequence, operation->call, operation->problem);
+    while (operation->finished_chunks < operation->contributed) {
+      const std::uint32_t index = operation->finished_chunks;
+      const std::uint32_t sequence = operation->sequence + index;
+      const nonblocking_call part = channel.chunk(operation->call, index);
+      if (!channel.ready(sequence, part)) break;
+      std::string problem;
+      const int error = channel.finish(sequence, part, problem);
+      // The first chunk that differs names the problem; the others still release their slots.
+      if (error != MPI_SUCCESS && operation->error == MPI_SUCCESS) {
+        operation->error = error;
+        operation->problem = std::move(problem);
+      }
+      ++operation->finished_chunks;
+    }
+    if (operation->finished_chunks < operation->chunks) break;
     finished.push_back(operation);
     g_pending.fetch_sub(1, std::memory_order_relaxed);
   }
   queue.operations.erase(queue.operations.begin(),
                          queue.operations.begin() + static_cast<std::ptrdiff_t>(done));
+}
+
+/// Advances one channel's operations; appends the finished ones to `finished`.
+void advance(channel_queue& queue, std::vector<nonblocking_operation*>& finished) {
+  if (queue.operations.empty()) return;
+  nonblocking_channel& channel = *queue.operations.front()->channel;
+  // Contributions, chunk by chunk, in order: a chunk whose slot is still in use holds up the
+  // later ones too.
+  for (nonblocking_operation* operation : queue.operations) {
+    for (; !operation->fully_contributed(); ++operation->contributed) {
+      const std::uint32_t sequence = operation->sequence + operation->contributed;
+      if (!channel.slot_free(sequence)) return finish_ready(queue, channel, finished);
+      channel.contribute(sequence, channel.chunk(operation->call, operation->contributed));
+    }
+  }
+  finish_ready(queue, channel, finished);
 }
 
 }  // namespace
@@ -78,7 +102,10 @@ void start_operation(nonblocking_operation& operation) {
   {
     registry& r = the_registry();
     const std::lock_guard<std::mutex> guard(r.lock);
-    operation.sequence = operation.channel->next_sequence();
+    operation.chunks = operation.channel->chunks(operation.call);
+    operation.contributed = 0;
+    operation.finished_chunks = 0;
+    operation.sequence = operation.channel->next_sequences(operation.chunks);
     queue_of(r.queues, operation.channel.get()).operations.push_back(&operation);
     g_pending.fetch_add(1, std::memory_order_relaxed);
   }
@@ -131,9 +158,10 @@ void settle_contributions(const nonblocking_channel* channel) {
     const std::lock_guard<std::mutex> guard(r.lock);
     return std::any_of(r.queues.begin(), r.queues.end(), [&](const channel_queue& queue) {
       return queue.channel == channel &&
-             std::any_of(
-                 queue.operations.begin(), queue.operations.end(),
-                 [](const nonblocking_operation* operation) { return !operation->contributed; });
+             std::any_of(queue.operations.begin(), queue.operations.end(),
+                         [](const nonblocking_operation* operation) {
+                           return !operation->fully_contributed();
+                         });
     });
   };
   if (!uncontributed()) return;

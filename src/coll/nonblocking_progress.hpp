@@ -6,8 +6,9 @@
 // Progress: a rank's data goes into shared memory when it starts the operation (unless all
 // nonblocking_channel::ring slots are still in use by earlier operations), and its peers read it
 // themselves, so a rank that computes between start and wait never holds its peers up. Only an
-// operation started while the ring was full waits for its owner's next progress pass (any test,
-// wait, start or blocking collective of the process) to be contributed.
+// operation (or a chunk of one larger than a slot) started while the ring was full waits for its
+// owner's next progress pass (any test, wait, start or blocking collective of the process) to be
+// contributed.
 //
 // A pass advances every communicator's operations, not only the caller's: a rank waiting on one
 // communicator may hold a contribution a peer waits for on another. The queues are guarded by one
@@ -27,9 +28,12 @@ namespace cachecomm::detail {
 /// finished; the queues only point at it meanwhile.
 struct nonblocking_operation {
   std::shared_ptr<nonblocking_channel> channel;  ///< outlives a communicator freed meanwhile
-  std::uint32_t sequence = 0;
+  std::uint32_t sequence = 0;  ///< its first chunk's number (nonblocking_channel::chunks)
   nonblocking_call call;
-  bool contributed = false;
+  std::uint32_t chunks = 1;       ///< set by start_operation
+  std::uint32_t contributed = 0;  ///< chunks this rank has put in, in order
+  std::uint32_t finished_chunks = 0;
+  [[nodiscard]] bool fully_contributed() const { return contributed == chunks; }
   /// Set after the pass that finished it, just before `on_finished` runs.
   std::atomic<bool> finished{false};
   int error = 0;        ///< MPI_SUCCESS, or the error class when the ranks' calls differed

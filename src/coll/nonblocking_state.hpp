@@ -24,6 +24,7 @@ class comm_impl;
 struct nonblocking_state {
   std::size_t slot_bytes = 0;  ///< nonblocking_slot_bytes (CACHECOMM_NONBLOCKING_BYTES), set once
   std::uint32_t slots = 0;     ///< CACHECOMM_NONBLOCKING_SLOTS (0: automatic), read once
+  std::uint32_t ring = 4;      ///< the channel's ring (nonblocking_ring_slots), set once
   /// Built collectively (settle_nonblocking, prepare_nonblocking); shared: a pending request keeps
   /// it alive when the comm goes first.
   std::shared_ptr<nonblocking_channel> channel;

@@ -91,7 +91,7 @@ enum class outcome {
   mpi_trial,       ///< online selection tries the system MPI's own call (a trial call)
   nonblocking_setup,  ///< started before the communicator's area for nonblocking calls existed on
                       ///< some rank (it is built with the state, in a blocking collective)
-  beyond_slot,        ///< message larger than CACHECOMM_PRELOAD_NONBLOCKING_BYTES
+  beyond_slot,        ///< message larger than the nonblocking channel's ring of slots
   thread_multiple,    ///< nonblocking calls at MPI_THREAD_MULTIPLE: MPI's (see docs)
   count_
 };

@@ -194,7 +194,7 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   if (r.fast == nullptr) return pass_through(kind, r.why, pass);
   const auto size = static_cast<std::size_t>(r.fast->size());
   // A rank puts a block for every rank in its slot.
-  preload::admit_nonblocking(r, block * size);
+  preload::admit_nonblocking(r, block * size, true);
   if (!r.channel) return pass_through(kind, r.why, pass);
   nonblocking_call call;
   call.kind = nonblocking_kind::alltoall;
@@ -235,7 +235,7 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                                recvbuf, recvcount, *reduction);
   nonblocking_route r = preload::route_communicator(kind, comm);
   if (r.fast == nullptr) return pass_through(kind, r.why, pass);
-  preload::admit_nonblocking(r, call.bytes * static_cast<std::size_t>(r.fast->size()));
+  preload::admit_nonblocking(r, call.bytes * static_cast<std::size_t>(r.fast->size()), true);
   if (!r.channel) return pass_through(kind, r.why, pass);
   return serve_nonblocking(kind, comm, r, call, request);
 }

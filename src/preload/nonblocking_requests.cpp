@@ -35,7 +35,9 @@ struct pending_operation {
     operation.channel.reset();
     operation.sequence = 0;
     operation.call = nonblocking_call{};
-    operation.contributed = false;
+    operation.chunks = 1;
+    operation.contributed = 0;
+    operation.finished_chunks = 0;
     operation.finished.store(false, std::memory_order_relaxed);
     operation.error = MPI_SUCCESS;
     operation.problem.clear();
@@ -223,10 +225,7 @@ void prepare_channel(comm_state& state) {
       const node_topology& topology = state.fast->topology();
       state.nonblocking = std::make_shared<nonblocking_channel>(
           state.fast->impl().node(), nonblocking_slot_bytes(topology.node_size),
-          nonblocking_ring_slots(nonblocking_slot_bytes(topology.node_size), topology.node_size,
-                                 topology.l2_cache_bytes, topology.oversubscribed,
-                                 nonblocking_slots_setting()),
-          state.fast->waiting());
+          nonblocking_ring(topology), state.fast->waiting());
     }
     const int code = PMPI_Allreduce(&state.nonblocking_calls, &state.nonblocking_first, 1,
                                     MPI_LONG_LONG, MPI_MAX, state.fast->impl().node());

@@ -66,9 +66,9 @@ nonblocking_route route_communicator(call_kind kind, MPI_Comm comm) {
   return r;
 }
 
-void admit_nonblocking(nonblocking_route& r, std::size_t bytes) {
+void admit_nonblocking(nonblocking_route& r, std::size_t bytes, bool block_per_rank) {
   comm_state* state = r.state;
-  if (bytes > nonblocking_slot_bytes(r.fast->topology().node_size)) {
+  if (bytes > nonblocking_largest_call(r.fast->topology(), block_per_rank)) {
     r.why = outcome::beyond_slot;
     return;
   }

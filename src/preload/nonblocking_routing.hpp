@@ -32,10 +32,11 @@ struct nonblocking_route {
 /// admit_nonblocking. For calls whose bytes depend on this rank's place (a root's).
 [[nodiscard]] nonblocking_route route_communicator(call_kind kind, MPI_Comm comm);
 
-/// The message's part: `channel` set when `bytes` (what one rank puts in) fit the slot and the
-/// channel is built; otherwise asks for the channel at the communicator's next blocking
-/// collective, or says why not.
-void admit_nonblocking(nonblocking_route& route, std::size_t bytes);
+/// The message's part: `channel` set when `bytes` (what one rank puts in: a block per rank where
+/// `block_per_rank`, alltoall and reduce_scatter_block) fit the channel's ring and the channel is
+/// built; otherwise asks for the channel at the communicator's next blocking collective, or says
+/// why not.
+void admit_nonblocking(nonblocking_route& route, std::size_t bytes, bool block_per_rank = false);
 
 /// Both parts.
 [[nodiscard]] inline nonblocking_route route_nonblocking(call_kind kind, MPI_Comm comm,

@@ -192,6 +192,18 @@ std::uint32_t nonblocking_slots_setting() {
   return rt().nonblocking_slots;
 }
 
+std::uint32_t nonblocking_ring(const node_topology& topology) {
+  return cachecomm::detail::nonblocking_ring_slots(
+      nonblocking_slot_bytes(topology.node_size), topology.node_size, topology.l2_cache_bytes,
+      topology.oversubscribed, nonblocking_slots_setting());
+}
+
+std::size_t nonblocking_largest_call(const node_topology& topology, bool block_per_rank) {
+  return cachecomm::detail::nonblocking_largest_call(nonblocking_slot_bytes(topology.node_size),
+                                                     nonblocking_ring(topology), topology.node_size,
+                                                     block_per_rank);
+}
+
 comm_state* state_for(MPI_Comm comm) {
   return state_of(comm);
 }

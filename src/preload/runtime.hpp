@@ -119,6 +119,12 @@ call_stats& stats();
 [[nodiscard]] std::size_t nonblocking_slot_bytes(int node_ranks);
 /// CACHECOMM_PRELOAD_NONBLOCKING_SLOTS (0: automatic, nonblocking_ring_slots).
 [[nodiscard]] std::uint32_t nonblocking_slots_setting();
+/// The ring of the nonblocking channel of a communicator with this topology.
+[[nodiscard]] std::uint32_t nonblocking_ring(const node_topology& topology);
+/// The largest call (what one rank puts in) the channel serves there: a whole ring of chunks
+/// (coll/coll_settings.hpp, nonblocking_largest_call).
+[[nodiscard]] std::size_t nonblocking_largest_call(const node_topology& topology,
+                                                   bool block_per_rank);
 /// The state hung on `comm` (made now if it has none), or null when `comm` is not a valid
 /// communicator. Builds nothing and counts nothing.
 [[nodiscard]] comm_state* state_for(MPI_Comm comm);

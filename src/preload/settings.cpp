@@ -45,12 +45,11 @@ const setting<bool> nonblocking_setting{
 const setting<long long> nonblocking_bytes_setting{
     "CACHECOMM_PRELOAD_NONBLOCKING_BYTES",
     0,
-    "Preload library: largest message (bytes one rank puts in: a block for MPI_Iallgather, "
-    "MPI_Igather and MPI_Iscatter, a block per rank for MPI_Ialltoall and "
-    "MPI_Ireduce_scatter_block) a nonblocking collective is served with; larger ones pass through "
-    "(0: 256 KiB up to 8 ranks on the node, halved as ranks double, at least 64 KiB). "
-    "Each communicator using them holds a ring of slots of this size per rank "
-    "(CACHECOMM_PRELOAD_NONBLOCKING_SLOTS).",
+    "Preload library: the slot of the nonblocking collectives' channel (bytes one rank puts in: "
+    "a block for MPI_Iallgather, MPI_Igather and MPI_Iscatter, a block per rank for "
+    "MPI_Ialltoall and MPI_Ireduce_scatter_block; 0: 256 KiB up to 8 ranks on the node, halved "
+    "as ranks double, at least 64 KiB). Larger messages are served in chunks of a slot, up to a "
+    "whole ring of them (CACHECOMM_PRELOAD_NONBLOCKING_SLOTS); larger still pass through.",
     {.min = 64, .max = 1 << 26, .zero_allowed = true}};
 const setting<long long> nonblocking_slots_setting{
     "CACHECOMM_PRELOAD_NONBLOCKING_SLOTS",

@@ -12,6 +12,7 @@
 
 #include "cachecomm/comm.hpp"
 #include "cachecomm/datatype.hpp"
+#include "coll/coll_settings.hpp"
 #include "core/mpi_types.hpp"
 
 namespace cachecomm::testing {
@@ -156,7 +157,19 @@ inline std::size_t slot_bytes_of(const comm& c) {
   return slot;
 }
 
-/// Nonblocking message sizes: a few bytes, a page, a few pages, just above the slot, well above.
+/// The largest call (what one rank puts in) the comm's nonblocking channel serves, cut into
+/// chunks of a slot: a whole ring of them (the library's rule, coll/coll_settings.hpp, on the
+/// default settings).
+inline std::size_t largest_nonblocking_call_of(const comm& c, bool block_per_rank) {
+  const node_topology& topology = c.topology();
+  const std::uint32_t ring = detail::nonblocking_ring_slots(
+      slot_bytes_of(c), topology.node_size, topology.l2_cache_bytes, topology.oversubscribed);
+  return detail::nonblocking_largest_call(slot_bytes_of(c), ring, topology.node_size,
+                                          block_per_rank);
+}
+
+/// Nonblocking message sizes: a few bytes, a page, a few pages, just above the slot (two chunks),
+/// well above (three).
 inline std::vector<std::size_t> sizes_for(const comm& c) {
   const std::size_t slot = slot_bytes_of(c);
   return {1, 7, 4096, 16385, slot + 1, 2 * slot + 4096};

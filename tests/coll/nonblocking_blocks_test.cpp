@@ -20,6 +20,7 @@ namespace {
 using testing::all_ranks;
 using testing::count_for;
 using testing::fill;
+using testing::largest_nonblocking_call_of;
 using testing::mpi_op;
 using testing::mpi_type;
 using testing::sizes_for;
@@ -63,11 +64,13 @@ void on_every_comm(Body&& body) {
   free_kinds(kinds);
 }
 
-/// The path a call putting `bytes` into the channel must take once it is built.
-nonblocking_path expected_path(comm& c, std::size_t bytes) {
+/// The path a call putting `bytes` into the channel (a block per rank where `block_per_rank`)
+/// must take once it is built.
+nonblocking_path expected_path(comm& c, std::size_t bytes, bool block_per_rank = false) {
   if (bytes == 0) return nonblocking_path::local;
   if (c.topology().node_count != 1) return nonblocking_path::system_mpi;
-  return bytes <= slot_bytes_of(c) ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
+  return bytes <= largest_nonblocking_call_of(c, block_per_rank) ? nonblocking_path::shared_memory
+                                                                 : nonblocking_path::system_mpi;
 }
 
 std::string describe(const std::string& where, const char* what, datatype type, std::size_t count,
@@ -163,7 +166,7 @@ TEST(NonblockingBlocks, IalltoallMatchesMpi) {
           collective_request r =
               ialltoall(c, in_place_call ? in_place : send.data(), got.data(), count, type);
           const std::string what = describe(where, "ialltoall", type, count, 0, in_place_call);
-          EXPECT_EQ(r.path(), expected_path(c, block * ranks)) << what;
+          EXPECT_EQ(r.path(), expected_path(c, block * ranks, true)) << what;
           r.wait();
           EXPECT_EQ(got, want) << what;
         }
@@ -192,7 +195,7 @@ TEST(NonblockingBlocks, IreduceScatterBlockMatchesMpi) {
             const std::string what =
                 describe(where, "ireduce_scatter_block", type, count, 0, in_place_call) +
                 " op=" + std::string(to_string(op));
-            EXPECT_EQ(r.path(), expected_path(c, block * ranks)) << what;
+            EXPECT_EQ(r.path(), expected_path(c, block * ranks, true)) << what;
             r.wait();
             EXPECT_TRUE(testing::same_values(got.data(), want.data(), count, type)) << what;
           }

@@ -23,6 +23,7 @@ namespace {
 using testing::all_ranks;
 using testing::count_for;
 using testing::fill;
+using testing::largest_nonblocking_call_of;
 using testing::mpi_op;
 using testing::mpi_type;
 using testing::sizes_for;
@@ -37,7 +38,8 @@ const std::vector<reduce_op> ops = {reduce_op::sum, reduce_op::max, reduce_op::b
 nonblocking_path expected_path(comm& c, nonblocking_collective collective, std::size_t bytes) {
   if (bytes == 0 && collective != nonblocking_collective::barrier) return nonblocking_path::local;
   if (c.topology().node_count != 1) return nonblocking_path::system_mpi;
-  return bytes <= slot_bytes_of(c) ? nonblocking_path::shared_memory : nonblocking_path::system_mpi;
+  return bytes <= largest_nonblocking_call_of(c, false) ? nonblocking_path::shared_memory
+                                                        : nonblocking_path::system_mpi;
 }
 
 std::string describe(const char* what, datatype type, reduce_op op, std::size_t count, int root,
@@ -521,14 +523,20 @@ TEST(Nonblocking, ExplainNamesThePathAndTheChannelIsBuiltByTheNextBlockingCollec
       << later.reason();
   later.wait();
   EXPECT_EQ(sum, c.size());
-  const nonblocking_choice large =
+  // Above a slot: in chunks through the channel, up to a whole ring of them.
+  const nonblocking_choice chunked =
       explain_nonblocking(c, nonblocking_collective::allgather, slot_bytes_of(c) + 1);
+  EXPECT_EQ(chunked.path,
+            one_node ? nonblocking_path::shared_memory : nonblocking_path::system_mpi);
+  const std::size_t largest = largest_nonblocking_call_of(c, false);
+  const nonblocking_choice large =
+      explain_nonblocking(c, nonblocking_collective::allgather, largest + 1);
   EXPECT_EQ(large.path, nonblocking_path::system_mpi);
   if (one_node) {
-    EXPECT_NE(large.reason.find("slot"), std::string::npos) << large.reason;
+    EXPECT_NE(large.reason.find("ring"), std::string::npos) << large.reason;
   }
   const nonblocking_choice bcast =
-      explain_nonblocking(c, nonblocking_collective::broadcast, slot_bytes_of(c) + 4096);
+      explain_nonblocking(c, nonblocking_collective::broadcast, largest + 4096);
   EXPECT_EQ(bcast.path, nonblocking_path::system_mpi);
   EXPECT_EQ(to_string(nonblocking_path::shared_memory), "shared-memory");
 }

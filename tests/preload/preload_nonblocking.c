@@ -54,7 +54,7 @@ static double expected(MPI_Op op, int size, size_t i) {
   return element(0, i);
 }
 
-static const int counts[] = {1, 7, 1000, 40000}; /* 40000 doubles: beyond the 256 KiB slots */
+static const int counts[] = {1, 7, 1000, 40000}; /* 40000 doubles: two chunks of a 256 KiB slot */
 enum { count_cases = sizeof counts / sizeof counts[0] };
 
 static void reductions(MPI_Comm comm, const char* label) {
@@ -118,7 +118,7 @@ static void broadcasts(MPI_Comm comm, const char* label) {
   MPI_Type_vector(2, 1, 2, MPI_INT, &strided); /* gaps: passed through */
   MPI_Type_commit(&triple);
   MPI_Type_commit(&strided);
-  const int bytes_cases[] = {1, 12, 4096, 16000, 300000}; /* 300000: beyond the slot */
+  const int bytes_cases[] = {1, 12, 4096, 16000, 300000}; /* 300000: two chunks */
   long checked = 0;
   for (int b = 0; b < 5; ++b) {
     for (int root = 0; root < size; ++root) {
@@ -165,7 +165,7 @@ static void gathers(MPI_Comm comm, const char* label) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const int blocks[] = {1, 5, 2000, 40000}; /* doubles per rank; 40000: beyond the slots */
+  const int blocks[] = {1, 5, 2000, 40000}; /* doubles per rank; 40000: two chunks */
   long checked = 0;
   for (int b = 0; b < 4; ++b) {
     const int n = blocks[b];

@@ -43,7 +43,8 @@ static void poison(void* buffer, size_t bytes) {
   memset(buffer, 0x5a, bytes);
 }
 
-/* Elements per block; 70000 (x 4-8 bytes): beyond the 256 KiB slots (up to 8 ranks). */
+/* Elements per block; 70000 (x 4-8 bytes): in chunks of the 256 KiB slots, or passed through where
+ * a whole ring of them is too small (alltoall from 3 ranks). */
 static const int blocks[] = {1, 7, 1000, 70000};
 enum { block_cases = sizeof blocks / sizeof blocks[0] };
 

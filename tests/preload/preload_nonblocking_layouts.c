@@ -120,7 +120,7 @@ static int layout_for(int mode, int rank, int root, int side) {
   }
 }
 
-/* Ints per block; 70000: beyond the preload's 256 KiB slot (ibcast and igather pass). */
+/* Ints per block; 70000: beyond the preload's 256 KiB slot (ibcast and igather go in chunks). */
 static const int sizes[] = {2, 1000, 5000, 70000};
 enum { size_cases = sizeof sizes / sizeof sizes[0], calls = 5 };
 static const char* call_names[calls] = {"ibcast", "iallgather", "igather", "iscatter", "ialltoall"};

@@ -261,8 +261,8 @@ endforeach()
 set(preload_nonblocking_served --served MPI_Ibarrier --served MPI_Ibcast --served MPI_Ireduce
                                --served MPI_Iallreduce --served MPI_Iallgather)
 preload_case(preload_nonblocking RANKS 1 2 3 4 8
-  ARGS ${preload_nonblocking_served} --reason MPI_Iallreduce:beyond-nonblocking-slot
-       --no-reason MPI_Ibcast:derived-datatype --reason MPI_Ibcast:beyond-nonblocking-slot --reason MPI_Ibarrier:warming-up
+  ARGS ${preload_nonblocking_served} --no-reason MPI_Iallreduce:beyond-nonblocking-slot
+       --no-reason MPI_Ibcast:derived-datatype --no-reason MPI_Ibcast:beyond-nonblocking-slot --reason MPI_Ibarrier:warming-up
        -- $<TARGET_FILE:preload_nonblocking>)
 # Ranks starting one MPI_Iallreduce on either side of a barrier (mpi4py's fallback Comm.Iagree),
 # while the communicator's state and nonblocking area get built and after: the early rank's call
@@ -279,16 +279,16 @@ preload_case(preload_crossed_nonblocking RANKS 2 3 4 RUN_LIMIT 60
 preload_case(preload_nonblocking_blocks RANKS 1 2 3 4 8
   ARGS --served MPI_Ialltoall --served MPI_Igather --served MPI_Iscatter
        --served MPI_Ireduce_scatter_block --served MPI_Iscan --served MPI_Iexscan
-       --no-reason MPI_Ialltoall:derived-datatype --reason MPI_Ialltoall:beyond-nonblocking-slot
-       --reason MPI_Igather:beyond-nonblocking-slot --reason MPI_Iscan:beyond-nonblocking-slot
+       --no-reason MPI_Ialltoall:derived-datatype --no-reason MPI_Igather:beyond-nonblocking-slot
+       --no-reason MPI_Iscan:beyond-nonblocking-slot
        -- $<TARGET_FILE:preload_nonblocking_blocks>)
 # Ranks describing the same data with datatypes of different layouts (one signature): every rank
 # must take the same path. A rank deciding from its own layout leaves the others waiting forever,
 # so each run is limited to 60 s (the test to 180 s) to fail rather than stall.
 preload_case(preload_nonblocking_layouts RANKS 1 2 3 4 8 RUN_LIMIT 60
   ARGS --served MPI_Ibcast --served MPI_Iallgather --served MPI_Igather --served MPI_Iscatter
-       --served MPI_Ialltoall --served MPI_Ireduce --reason MPI_Ibcast:beyond-nonblocking-slot
-       --reason MPI_Igather:beyond-nonblocking-slot --no-reason MPI_Ibcast:derived-datatype
+       --served MPI_Ialltoall --served MPI_Ireduce --no-reason MPI_Ibcast:beyond-nonblocking-slot
+       --no-reason MPI_Igather:beyond-nonblocking-slot --no-reason MPI_Ibcast:derived-datatype
        --no-reason MPI_Iallgather:derived-datatype --no-reason MPI_Igather:derived-datatype
        --no-reason MPI_Iscatter:derived-datatype --no-reason MPI_Ialltoall:derived-datatype
        -- $<TARGET_FILE:preload_nonblocking_layouts>)
@@ -314,7 +314,27 @@ set(preload_nonblocking_vector_checks --served MPI_Iallgatherv --served MPI_Ired
 preload_case(preload_nonblocking_vector RANKS 1 RUN_LIMIT 60
   ARGS ${preload_nonblocking_vector_checks} -- $<TARGET_FILE:preload_nonblocking_vector>)
 preload_case(preload_nonblocking_vector RANKS 2 3 4 8 RUN_LIMIT 60
-  ARGS ${preload_nonblocking_vector_checks} --reason MPI_Iallgatherv:beyond-nonblocking-slot
+  ARGS ${preload_nonblocking_vector_checks} --no-reason MPI_Iallgatherv:beyond-nonblocking-slot
+       -- $<TARGET_FILE:preload_nonblocking_vector>)
+# Calls beyond a whole ring of chunks go to MPI: the same programs with 4 slots of 64 KiB, so that
+# their largest cases (256 KiB and more) pass through.
+set(preload_small_ring --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4
+                       --env CACHECOMM_PRELOAD_NONBLOCKING_BYTES=65536)
+preload_case(preload_nonblocking.small_ring RANKS 2
+  ARGS ${preload_small_ring} ${preload_nonblocking_served}
+       --reason MPI_Iallreduce:beyond-nonblocking-slot --reason MPI_Ibcast:beyond-nonblocking-slot
+       -- $<TARGET_FILE:preload_nonblocking>)
+preload_case(preload_nonblocking_blocks.small_ring RANKS 2
+  ARGS ${preload_small_ring} --served MPI_Ialltoall --served MPI_Igather --served MPI_Iscatter
+       --reason MPI_Ialltoall:beyond-nonblocking-slot --reason MPI_Igather:beyond-nonblocking-slot
+       --reason MPI_Iscan:beyond-nonblocking-slot -- $<TARGET_FILE:preload_nonblocking_blocks>)
+preload_case(preload_nonblocking_layouts.small_ring RANKS 2 RUN_LIMIT 60
+  ARGS ${preload_small_ring} --served MPI_Ibcast --served MPI_Igather
+       --reason MPI_Ibcast:beyond-nonblocking-slot --reason MPI_Igather:beyond-nonblocking-slot
+       -- $<TARGET_FILE:preload_nonblocking_layouts>)
+preload_case(preload_nonblocking_vector.small_ring RANKS 2 RUN_LIMIT 60
+  ARGS ${preload_small_ring} ${preload_nonblocking_vector_checks}
+       --reason MPI_Iallgatherv:beyond-nonblocking-slot
        --reason MPI_Ireduce_scatter:beyond-nonblocking-slot
        -- $<TARGET_FILE:preload_nonblocking_vector>)
 preload_case(preload_nonblocking_blocks.peers_early RANKS 2 4 8
