@@ -36,19 +36,23 @@ cachecomm_add_mpi_test(mpi_collective_stress SOURCES coll/stress_test.cpp RANKS 
 cachecomm_add_mpi_test(mpi_collective_stress SOURCES coll/stress_test.cpp RANKS 4 SUFFIX .split
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
 
-# Benchmark smoke run: every data collective, the copy probes and the exchange floor, --quick, JSON written.
-add_test(NAME bench_coll_data_smoke.np2
-         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
-                 coll --op bcast,reduce,allreduce,allgather,copy-probe,exchange-floor --quick --quiet
-                 --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_data_smoke.json)
-set_tests_properties(bench_coll_data_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
-  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP bench_coll_data_json)
-# Its JSON meets the contract: buffers and timing on every row, one auto:<algorithm> row per mode.
+# Benchmark smoke runs (bench_coll_<name>_smoke.np2: --quick at 2 ranks, JSON written), and their JSON
+# meets the contract (bench_coll_<name>_contract: buffers and timing on every row, one
+# auto:<algorithm> row per mode).
 find_package(Python3 COMPONENTS Interpreter)
-add_test(NAME bench_coll_data_contract
-         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check-bench-json
-                 ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_data_smoke.json --suite coll)
-set_tests_properties(bench_coll_data_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_data_json)
+function(cachecomm_add_bench_coll_smoke name ops)
+  add_test(NAME bench_coll_${name}_smoke.np2
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
+                   coll --op ${ops} --quick --quiet --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_${name}_smoke.json)
+  set_tests_properties(bench_coll_${name}_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP bench_coll_${name}_json)
+  add_test(NAME bench_coll_${name}_contract
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check-bench-json
+                   ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_${name}_smoke.json --suite coll)
+  set_tests_properties(bench_coll_${name}_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_${name}_json)
+endfunction()
+# Every data collective, the copy probes and the exchange floor.
+cachecomm_add_bench_coll_smoke(data bcast,reduce,allreduce,allgather,copy-probe,exchange-floor)
 
 # Gather, scatter, alltoall, scan, exscan, reduce_scatter_block, allgatherv, gatherv, scatterv against MPI (.split: across "nodes", the system MPI's path;
 # .small_region: many pipeline steps, single copy refused).
@@ -67,30 +71,10 @@ cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp R
 cachecomm_add_mpi_test(mpi_reduce_scatter SOURCES coll/reduce_scatter_test.cpp RANKS 2 3 SUFFIX .small_region
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_SINGLE_COPY=0 CACHECOMM_COLL_CHUNK=16384 CACHECOMM_COLL_REGION=65536)
 
-# Benchmark smoke run of the block, prefix and vector collectives; its JSON meets the contract.
-add_test(NAME bench_coll_blocks_smoke.np2
-         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
-                 coll --op gather,scatter,alltoall,scan,exscan,reduce_scatter_block,reduce_scatter,allgatherv,gatherv,scatterv,alltoallv --quick --quiet
-                 --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_blocks_smoke.json)
-set_tests_properties(bench_coll_blocks_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
-  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP bench_coll_blocks_json)
-add_test(NAME bench_coll_blocks_contract
-         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check-bench-json
-                 ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_blocks_smoke.json --suite coll)
-set_tests_properties(bench_coll_blocks_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_blocks_json)
-
-# Benchmark smoke run of the nonblocking collectives; its JSON meets the contract (every mode, one
-# auto:<path> row each).
-add_test(NAME bench_coll_nonblocking_smoke.np2
-         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${CACHECOMM_MPIEXEC_FLAGS} $<TARGET_FILE:cachecomm-bench>
-                 coll --op nonblocking,iallreduce-overlap --quick --quiet
-                 --json ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_nonblocking_smoke.json)
-set_tests_properties(bench_coll_nonblocking_smoke.np2 PROPERTIES TIMEOUT 120 LABELS "mpi;np2;bench"
-  ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" FIXTURES_SETUP bench_coll_nonblocking_json)
-add_test(NAME bench_coll_nonblocking_contract
-         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/check-bench-json
-                 ${CMAKE_CURRENT_BINARY_DIR}/bench_coll_nonblocking_smoke.json --suite coll)
-set_tests_properties(bench_coll_nonblocking_contract PROPERTIES LABELS "bench" FIXTURES_REQUIRED bench_coll_nonblocking_json)
+# The block, prefix and vector collectives.
+cachecomm_add_bench_coll_smoke(blocks gather,scatter,alltoall,scan,exscan,reduce_scatter_block,reduce_scatter,allgatherv,gatherv,scatterv,alltoallv)
+# The nonblocking collectives (every mode, one auto:<path> row each).
+cachecomm_add_bench_coll_smoke(nonblocking nonblocking,iallreduce-overlap)
 
 # Nonblocking collectives of the C++ API against MPI (.split: across "nodes", the system MPI's path
 # everywhere).
