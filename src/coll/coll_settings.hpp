@@ -67,6 +67,14 @@ struct coll_settings {
 /// passed through); under Intel MPI 2021 ibcast 1.91 and igather 1.44 against 1.07 and 0.82,
 /// iallreduce 0.94 against 0.90, iallgather and ialltoall 0.93 and 0.91 against 1.05 and 0.95.
 [[nodiscard]] std::size_t nonblocking_slot_bytes(std::size_t setting, int ranks);
+/// What the slot settings accept (CACHECOMM_NONBLOCKING_BYTES, CACHECOMM_PRELOAD_NONBLOCKING_BYTES;
+/// 0: automatic).
+inline constexpr integer_limits nonblocking_slot_bytes_limits{
+    .min = 64, .max = 1 << 26, .zero_allowed = true};
+/// What the ring settings accept (CACHECOMM_NONBLOCKING_SLOTS, CACHECOMM_PRELOAD_NONBLOCKING_SLOTS;
+/// 0: automatic, nonblocking_ring_slots).
+inline constexpr integer_limits nonblocking_ring_limits{
+    .min = 4, .max = 64, .power_of_two = true, .zero_allowed = true};
 
 /// How many slots per rank the nonblocking collectives' channel cycles through (a power of two, 4
 /// to 64), for slots of `slot_bytes` (and a header line each). `setting`, when not 0, decides

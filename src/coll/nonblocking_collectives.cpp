@@ -23,21 +23,19 @@ namespace detail {
 namespace {
 
 const setting<long long> nonblocking_bytes_setting{
-    "CACHECOMM_NONBLOCKING_BYTES",
-    0,
+    "CACHECOMM_NONBLOCKING_BYTES", 0,
     "C++ API: the slot of a nonblocking collective's shared-memory channel (what one rank puts "
     "in: a block for iallgather, igather, iscatter, a block per rank for ialltoall and "
     "ireduce_scatter_block; 0: 256 KiB up to 8 ranks on the node, halved as ranks double, at "
     "least 64 KiB). Larger messages go in chunks of a slot, up to a whole ring of them "
     "(CACHECOMM_NONBLOCKING_SLOTS); larger still use the system MPI's nonblocking call.",
-    {.min = 64, .max = 1 << 26, .zero_allowed = true}};
+    nonblocking_slot_bytes_limits};
 const setting<long long> nonblocking_slots_setting{
-    "CACHECOMM_NONBLOCKING_SLOTS",
-    0,
+    "CACHECOMM_NONBLOCKING_SLOTS", 0,
     "C++ API: slots per rank a comm's nonblocking collectives cycle through, a power of two (0: "
     "spanning twice a core's L2 per rank, within 8 MiB per comm, or 4 when oversubscribed). More "
     "slots let more operations be in flight and rewrite each line later.",
-    {.min = 4, .max = 64, .power_of_two = true, .zero_allowed = true}};
+    nonblocking_ring_limits};
 
 nonblocking_state& state_of(comm& c) {
   std::shared_ptr<nonblocking_state>& state = c.impl().nonblocking();

@@ -54,13 +54,17 @@ channel_queue& queue_of(std::vector<channel_queue>& queues, const nonblocking_ch
 /// finished to `finished` and drops them from the queue.
 void finish_ready(channel_queue& queue, nonblocking_channel& channel,
                   std::vector<nonblocking_operation*>& finished) {
+  nonblocking_call chunk;  // a chunk of a call larger than a slot, while it is finished
   std::size_t done = 0;
   for (; done < queue.operations.size(); ++done) {
     nonblocking_operation* operation = queue.operations[done];
     while (operation->finished_chunks < operation->contributed) {
       const std::uint32_t index = operation->finished_chunks;
       const std::uint32_t sequence = operation->sequence + index;
-      const nonblocking_call part = channel.chunk(operation->call, index);
+      // Polled on every pass: a call of one chunk (nearly all) is used as it is, not copied.
+      const nonblocking_call& part = operation->chunks == 1
+                                         ? operation->call
+                                         : (chunk = channel.chunk(operation->call, index));
       if (!channel.ready(sequence, part)) break;
       std::string problem;
       const int error = channel.finish(sequence, part, problem);

@@ -2,6 +2,8 @@
 // one settings table, and `cachecomm-info`, know them even in programs that do not preload.
 #include "preload/settings.hpp"
 
+#include "coll/coll_settings.hpp"
+
 namespace cachecomm::detail::preload {
 
 namespace {
@@ -43,22 +45,20 @@ const setting<bool> nonblocking_setting{
     "MPI_Iscan, MPI_Iexscan, MPI_Iallgatherv and MPI_Ireduce_scatter with cachecomm (0: pass "
     "them through)."};
 const setting<long long> nonblocking_bytes_setting{
-    "CACHECOMM_PRELOAD_NONBLOCKING_BYTES",
-    0,
+    "CACHECOMM_PRELOAD_NONBLOCKING_BYTES", 0,
     "Preload library: the slot of the nonblocking collectives' channel (bytes one rank puts in: "
     "a block for MPI_Iallgather, MPI_Igather and MPI_Iscatter, a block per rank for "
     "MPI_Ialltoall and MPI_Ireduce_scatter_block; 0: 256 KiB up to 8 ranks on the node, halved "
     "as ranks double, at least 64 KiB). Larger messages are served in chunks of a slot, up to a "
     "whole ring of them (CACHECOMM_PRELOAD_NONBLOCKING_SLOTS); larger still pass through.",
-    {.min = 64, .max = 1 << 26, .zero_allowed = true}};
+    nonblocking_slot_bytes_limits};
 const setting<long long> nonblocking_slots_setting{
-    "CACHECOMM_PRELOAD_NONBLOCKING_SLOTS",
-    0,
+    "CACHECOMM_PRELOAD_NONBLOCKING_SLOTS", 0,
     "Preload library: slots per rank each communicator's nonblocking collectives cycle through, "
     "a power of two (0: spanning twice a core's L2 per rank, within 8 MiB per communicator, or 4 "
     "when oversubscribed). More slots let more operations be in flight and rewrite each line "
     "later.",
-    {.min = 4, .max = 64, .power_of_two = true, .zero_allowed = true}};
+    nonblocking_ring_limits};
 const setting<bool> reduce_scatter_setting{
     "CACHECOMM_PRELOAD_REDUCE_SCATTER", true,
     "Preload library: serve MPI_Reduce_scatter_block with cachecomm (0: pass it through)."};
