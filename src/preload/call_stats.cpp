@@ -92,7 +92,6 @@ std::string_view to_string(outcome reason) {
     case outcome::mpi_trial: return "mpi-trial";
     case outcome::nonblocking_setup: return "nonblocking-setup";
     case outcome::beyond_slot: return "beyond-nonblocking-slot";
-    case outcome::thread_multiple: return "thread-multiple";
     case outcome::count_: break;
   }
   return "?";
@@ -149,10 +148,8 @@ void print_summary(const call_stats& stats, state_counts states, int thread_leve
 
   std::string text =
       "cachecomm preload summary (" + std::to_string(size) + " ranks, calls summed over ranks)\n";
-  text +=
-      std::string("  thread level ") + thread_level_name(thread_level) +
-      ": collectives and windows served" +
-      (thread_level == MPI_THREAD_MULTIPLE ? "; nonblocking collectives passed through\n" : "\n");
+  text += std::string("  thread level ") + thread_level_name(thread_level) +
+          ": collectives and windows served\n";
   for (std::size_t kind = 0; kind < kinds; ++kind) {
     const long long* row = &total[kind * outcomes];
     long long passed = 0;

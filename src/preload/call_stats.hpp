@@ -92,7 +92,6 @@ enum class outcome {
   nonblocking_setup,  ///< started before the communicator's area for nonblocking calls existed on
                       ///< some rank (it is built with the state, in a blocking collective)
   beyond_slot,        ///< message larger than the nonblocking channel's ring of slots
-  thread_multiple,    ///< nonblocking calls at MPI_THREAD_MULTIPLE: MPI's (see docs)
   count_
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct pending_operation {
   /// MPI ran free_fn before the operation finished: MPICH does so in MPI_Request_free, where the
   /// standard defers it to the completion. The operation then deletes itself when it finishes.
   bool freed_early = false;
+  /// The finish callback has taken over (set under the bookkeeping lock): from here free_fn
+  /// recycles the operation itself, and the callback touches only what it copied out.
+  bool completing = false;
   MPI_Request request = MPI_REQUEST_NULL;
   std::size_t live_index = 0;  ///< its place in live_operations()
   staged_buffers staged;       ///< sides whose datatypes are not dense (unused by dense calls)
@@ -44,13 +48,30 @@ struct pending_operation {
     kind = call_kind::ibarrier;
     comm = MPI_COMM_NULL;
     freed_early = false;
+    completing = false;
     request = MPI_REQUEST_NULL;
     live_index = 0;
     staged.release();
   }
 };
 
-// Process-wide; only one thread at a time calls MPI below MPI_THREAD_MULTIPLE.
+// Process-wide bookkeeping (the live and spare lists, each operation's freed_early/completing).
+// At MPI_THREAD_MULTIPLE threads start, complete and free requests at once (MPI runs free_fn in
+// whichever thread frees or completes one), so it is guarded there; below that level only one
+// thread at a time is inside MPI and the lock is not taken.
+std::mutex g_bookkeeping_mutex;
+
+/// Holds the bookkeeping lock at MPI_THREAD_MULTIPLE, nothing below it.
+class bookkeeping_guard {
+ public:
+  bookkeeping_guard() : lock_(g_bookkeeping_mutex, std::defer_lock) {
+    if (thread_level() == MPI_THREAD_MULTIPLE) lock_.lock();
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
 /// Operations whose request MPI has not freed yet (MPI_Cancel looks here): few at a time.
 std::vector<pending_operation*>& live_operations() {
   static std::vector<pending_operation*> instance;
@@ -64,6 +85,7 @@ std::vector<std::unique_ptr<pending_operation>>& spare_operations() {
 }
 
 std::unique_ptr<pending_operation> new_operation() {
+  const bookkeeping_guard guard;
   std::vector<std::unique_ptr<pending_operation>>& spare = spare_operations();
   if (spare.empty()) return std::make_unique<pending_operation>();
   std::unique_ptr<pending_operation> operation = std::move(spare.back());
@@ -71,7 +93,8 @@ std::unique_ptr<pending_operation> new_operation() {
   return operation;
 }
 
-void recycle(pending_operation* operation) {
+/// The caller holds the bookkeeping guard.
+void recycle_locked(pending_operation* operation) {
   operation->reset();
   constexpr std::size_t kept = 64;
   if (spare_operations().size() < kept) {
@@ -81,6 +104,12 @@ void recycle(pending_operation* operation) {
   }
 }
 
+void recycle(pending_operation* operation) {
+  const bookkeeping_guard guard;
+  recycle_locked(operation);
+}
+
+/// The caller holds the bookkeeping guard.
 void forget_live(pending_operation* operation) {
   std::vector<pending_operation*>& live = live_operations();
   const std::size_t index = operation->live_index;
@@ -103,12 +132,13 @@ int query_status(void* extra, MPI_Status* status) {
 
 int free_operation(void* extra) {
   auto* operation = static_cast<pending_operation*>(extra);
+  const bookkeeping_guard guard;
   forget_live(operation);
-  if (!operation->finished()) {
+  if (!operation->completing) {
     operation->freed_early = true;  // still queued: recycled when it finishes
     return MPI_SUCCESS;
   }
-  recycle(operation);
+  recycle_locked(operation);
   return MPI_SUCCESS;
 }
 
@@ -143,8 +173,16 @@ void operation_finished(nonblocking_operation& /*operation*/, void* context) {
   }
   g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
   g_nonblocking_pending.fetch_sub(1, std::memory_order_relaxed);
-  const bool freed_early = served->freed_early;
-  const MPI_Request request = served->request;
+  bool freed_early = false;
+  MPI_Request request = MPI_REQUEST_NULL;
+  {
+    // From here another thread's free_fn may recycle the operation: only the copies are used.
+    const bookkeeping_guard guard;
+    served->completing = true;
+    freed_early = served->freed_early;
+    request = served->request;
+  }
+  // Not under the guard: MPI may run free_fn (which takes it) inside the completion.
   PMPI_Grequest_complete(request);
   if (freed_early) recycle(served);
 }
@@ -182,8 +220,11 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
     return code;
   }
   *request = served->request;
-  served->live_index = live_operations().size();
-  live_operations().push_back(served.get());
+  {
+    const bookkeeping_guard guard;
+    served->live_index = live_operations().size();
+    live_operations().push_back(served.get());
+  }
   g_nonblocking_attention.fetch_add(1, std::memory_order_relaxed);
   g_nonblocking_pending.fetch_add(1, std::memory_order_relaxed);
   // Queued in the shared layer, which owns it until it finishes (then MPI's free_fn recycles it).
@@ -213,8 +254,8 @@ void settle_before_blocking(MPI_Comm comm) {
 }
 
 void prepare_channel(comm_state& state) {
-  // A channel nothing could use: the same answer on every rank (settings, thread level, nodes).
-  if (thread_level() == MPI_THREAD_MULTIPLE || state.fast->topology().node_count != 1) return;
+  // A channel nothing could use: the same answer on every rank (settings, nodes).
+  if (state.fast->topology().node_count != 1) return;
   if (!any_nonblocking_armed()) return;
   // Every rank is in the blocking call that built `fast`, so building collectively cannot
   // deadlock. Whether a rank's earlier nonblocking calls came before this call or after it on
@@ -246,6 +287,7 @@ void drain_nonblocking() {
 }
 
 namespace {
+/// The caller holds the bookkeeping guard (the operation may be recycled once it is released).
 const pending_operation* live_operation(MPI_Request request) {
   for (const pending_operation* operation : live_operations()) {
     if (operation->request == request) return operation;
@@ -255,17 +297,28 @@ const pending_operation* live_operation(MPI_Request request) {
 }  // namespace
 
 bool is_served_request(MPI_Request request) {
-  return request != MPI_REQUEST_NULL && live_operation(request) != nullptr;
+  if (request == MPI_REQUEST_NULL) return false;
+  const bookkeeping_guard guard;
+  return live_operation(request) != nullptr;
 }
 
 bool is_unfinished_served_request(MPI_Request request) {
   if (request == MPI_REQUEST_NULL) return false;
+  const bookkeeping_guard guard;
   const pending_operation* operation = live_operation(request);
   return operation != nullptr && !operation->finished();
 }
 
 int refuse_cancel(MPI_Request request) {
-  const pending_operation* operation = live_operation(request);
+  MPI_Comm comm = MPI_COMM_NULL;
+  call_kind kind = call_kind::ibarrier;
+  {
+    const bookkeeping_guard guard;
+    const pending_operation* operation = live_operation(request);
+    if (operation == nullptr) return PMPI_Cancel(&request);  // freed meanwhile by another thread
+    comm = operation->comm;
+    kind = operation->kind;
+  }
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(
@@ -273,8 +326,8 @@ int refuse_cancel(MPI_Request request) {
       "cachecomm preload: MPI_Cancel failed on world rank %d: the request is a nonblocking "
       "collective (%s), which MPI does not allow to be cancelled; it still completes and "
       "must be waited for\n",
-      rank, std::string(mpi_name(operation->kind)).c_str());
-  PMPI_Comm_call_errhandler(operation->comm, MPI_ERR_REQUEST);
+      rank, std::string(mpi_name(kind)).c_str());
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_REQUEST);
   return MPI_ERR_REQUEST;
 }
 

@@ -8,7 +8,9 @@
 // Progress: see nonblocking_progress.hpp (data goes in at the start; only an operation started
 // while the ring was full waits for its owner's next MPI call to be contributed).
 //
-// Served below MPI_THREAD_MULTIPLE only: the live requests and the counters here are process-wide.
+// Served at every thread level. The live requests are process-wide: at MPI_THREAD_MULTIPLE a lock
+// guards them (threads start, complete and free requests at once, and MPI runs free_fn in
+// whichever thread frees or completes one); the shared layer's queues have their own.
 #pragma once
 
 #include <mpi.h>

@@ -36,11 +36,6 @@ nonblocking_route route_communicator(call_kind kind, MPI_Comm comm) {
     r.why = globally_blocked(kind).value_or(outcome::disabled);
     return r;
   }
-  // The pending operations are process-wide: threads completing requests at once would race.
-  if (thread_level() == MPI_THREAD_MULTIPLE) {
-    r.why = outcome::thread_multiple;
-    return r;
-  }
   comm_state* state = comm == MPI_COMM_NULL ? nullptr : state_of_comm(comm);
   if (state == nullptr) {
     r.why = outcome::invalid_argument;  // MPI reports it

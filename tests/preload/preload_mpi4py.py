@@ -1,6 +1,6 @@
 """An unmodified mpi4py program at mpi4py's default thread level (MPI_THREAD_MULTIPLE): buffer and
-pickle-based collectives on COMM_WORLD and on a split. Rank 0 prints every result, so the output is
-the same with and without the preload library."""
+pickle-based collectives, blocking and nonblocking, on COMM_WORLD and on a split. Rank 0 prints
+every result, so the output is the same with and without the preload library."""
 from mpi4py import MPI  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -23,11 +23,20 @@ def exercise(comm, label, rounds=10):
         comm.Reduce(np.array([rank, 1, r], dtype=np.int32), reduced, op=MPI.SUM, root=root)
         in_place = np.array([rank + 1.0, 2.0])
         comm.Allreduce(MPI.IN_PLACE, in_place, op=MPI.PROD)
+        # Nonblocking, as asyncio and pipelined solvers use them: served at MPI_THREAD_MULTIPLE too.
+        started = np.full(8, rank * 2 + r, dtype=np.int64)
+        isum = np.empty(8, dtype=np.int64)
+        ibcast = np.arange(64, dtype=np.float64) * r if rank == root else np.zeros(64)
+        igathered = np.empty(size, dtype=np.int32)
+        requests = [comm.Iallreduce(started, isum, op=MPI.SUM), comm.Ibcast(ibcast, root=root),
+                    comm.Iallgather(np.array([rank * r], dtype=np.int32), igathered), comm.Ibarrier()]
+        MPI.Request.Waitall(requests)
         obj = comm.bcast({"round": r, "from": root} if rank == root else None, root=root)
         everyone = comm.allgather((rank, r))
         lines.append(f"{label} round {r}: bcast {data.sum():.1f} allreduce {total.tolist()} max {biggest.tolist()} "
                      f"allgather {gathered.tolist()} reduce-at-root {reduced.tolist() if rank == root else None} "
-                     f"prod {in_place.tolist()} obj {obj} objs {everyone}")
+                     f"prod {in_place.tolist()} obj {obj} objs {everyone} isum {isum.tolist()} "
+                     f"ibcast {ibcast.sum():.1f} iallgather {igathered.tolist()}")
     return lines
 
 

@@ -228,7 +228,8 @@ if(CACHECOMM_PYTHON3 AND CACHECOMM_MPIEXEC_VERSION MATCHES "Open MPI|OpenRTE")
                   OUTPUT_QUIET ERROR_QUIET)
   if(mpi4py_missing EQUAL 0)
     preload_case(preload_mpi4py RANKS 1 2 3 4 8
-      ARGS ${preload_served} --expect-summary "thread level MPI_THREAD_MULTIPLE"
+      ARGS ${preload_served} --served MPI_Iallreduce --served MPI_Ibcast --served MPI_Iallgather
+           --served MPI_Ibarrier --expect-summary "thread level MPI_THREAD_MULTIPLE"
            -- ${CACHECOMM_PYTHON3} ${preload_dir}/preload_mpi4py.py)
   else()
     message(STATUS "mpi4py or numpy not importable by ${CACHECOMM_PYTHON3}: preload_mpi4py tests skipped")
@@ -254,9 +255,10 @@ set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;p
 # outstanding, mixed with MPI's own requests under every completion call, freed requests, a rank
 # computing between start and wait; the pipelined CG overlaps MPI_Iallreduce with its work.
 foreach(program IN ITEMS preload_nonblocking preload_nonblocking_blocks preload_nonblocking_layouts
-                        preload_nonblocking_vector preload_pipelined_cg preload_crossed_nonblocking)
+                        preload_nonblocking_vector preload_pipelined_cg preload_crossed_nonblocking
+                        preload_thread_nonblocking)
   add_executable(${program} ${preload_dir}/${program}.c)
-  target_link_libraries(${program} PRIVATE MPI::MPI_C m)
+  target_link_libraries(${program} PRIVATE MPI::MPI_C Threads::Threads m)
 endforeach()
 set(preload_nonblocking_served --served MPI_Ibarrier --served MPI_Ibcast --served MPI_Ireduce
                                --served MPI_Iallreduce --served MPI_Iallgather)
@@ -353,10 +355,22 @@ preload_case(preload_nonblocking.request_free RANKS 1 2 4
 preload_case(preload_nonblocking.cancel RANKS 2
   ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 --served MPI_Iallreduce
        --expect "cancel refused: MPI_ERR_REQUEST" -- $<TARGET_FILE:preload_nonblocking> cancel)
-# MPI_THREAD_MULTIPLE: the nonblocking collectives pass through (and still complete).
+# MPI_THREAD_MULTIPLE: the same program at mpi4py's default level is served as at any other.
 preload_case(preload_nonblocking.thread_multiple RANKS 2 3
-  ARGS --served MPI_Barrier --reason MPI_Iallreduce:thread-multiple
-       --reason MPI_Ibarrier:thread-multiple -- $<TARGET_FILE:preload_nonblocking> multiple)
+  ARGS ${preload_nonblocking_served} --expect-summary "thread level MPI_THREAD_MULTIPLE"
+       -- $<TARGET_FILE:preload_nonblocking> multiple)
+# Threads at MPI_THREAD_MULTIPLE, each starting nonblocking collectives on its own communicator
+# and completing them (every completion call, mixed with MPI's own requests, one larger than a
+# slot), one thread waiting for a request another started; then with requests freed while other
+# threads complete theirs (preloaded only: Open MPI 4 refuses that). A hang fails in 90 s.
+preload_case(preload_thread_nonblocking RANKS 1 2 3 4 8 RUN_LIMIT 90
+  ARGS ${preload_nonblocking_served} --served MPI_Ialltoall
+       --no-reason MPI_Iallreduce:beyond-nonblocking-slot
+       --expect-summary "thread level MPI_THREAD_MULTIPLE" -- $<TARGET_FILE:preload_thread_nonblocking>)
+preload_case(preload_thread_nonblocking.request_free RANKS 2 3 RUN_LIMIT 90
+  ARGS --preload-only CACHECOMM_PRELOAD_WARMUP=3 ${preload_nonblocking_served}
+       --expect "freed requests: checked"
+       -- $<TARGET_FILE:preload_thread_nonblocking> request-free)
 preload_case(preload_pipelined_cg RANKS 1 2 3 4 8
   ARGS --served MPI_Iallreduce -- $<TARGET_FILE:preload_pipelined_cg>)
 
