@@ -208,7 +208,7 @@ std::uint32_t nonblocking_ring_slots(std::size_t slot_bytes, int ranks, std::siz
 
 std::size_t nonblocking_payload_offset(std::uint32_t sequence, std::uint32_t ring, std::size_t span,
                                        std::size_t slot_bytes, bool every_rank_reads_every_slot) {
-  const std::size_t walk_from = every_rank_reads_every_slot ? 4096 : 16384;
+  const std::size_t walk_from = every_rank_reads_every_slot ? nonblocking_walk_min_span : 16384;
   if (span < walk_from || ring == 0) return 0;
   const std::size_t area = (span + cache_line_size - 1) / cache_line_size * cache_line_size;
   const std::size_t places = std::max<std::size_t>(1, slot_bytes / area);

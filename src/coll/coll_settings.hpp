@@ -114,6 +114,9 @@ inline constexpr integer_limits nonblocking_ring_limits{
 /// x 4 KiB: 0.63 against 0.48-0.56) but still helped where every rank reads every slot, iallgather
 /// and iallreduce (4-8 KiB: 0.46-0.75 against 0.59-0.87): hence walking from 16 KiB, or from 4 KiB
 /// when `every_rank_reads_every_slot`. Smaller messages stay at the slot's start, in the caches.
+/// The smallest span that walks (where every rank reads every slot; 16 KiB otherwise): smaller
+/// ones lie at the slot's start.
+inline constexpr std::size_t nonblocking_walk_min_span = 4096;
 [[nodiscard]] std::size_t nonblocking_payload_offset(std::uint32_t sequence, std::uint32_t ring,
                                                      std::size_t span, std::size_t slot_bytes,
                                                      bool every_rank_reads_every_slot);

@@ -62,21 +62,57 @@ nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_by
   m_segment = shm_segment(node_comm, segment_bytes(m_size, m_ring, m_slots_offset, m_slot_stride),
                           {}, {.leading_bytes = m_slots_offset});
   m_base = static_cast<std::byte*>(m_segment.data());
+  m_populated.assign(m_ring, 0);
   m_inputs.resize(static_cast<std::size_t>(m_size));
   m_parts_left.resize(static_cast<std::size_t>(m_size));
 }
 
-void nonblocking_channel::prepare() {
-  if (m_prepared) return;
-  // Every page mapped now, without touching its data: otherwise each rank takes a page fault at
-  // the first use of every page of every slot, and OSU's large-message runs (10 warm-up calls)
-  // measured mostly those. A peer may be writing its slots already: populating keeps the data.
-  if (const int error = m_segment.populate(0, m_segment.size()); error != 0) {
-    throw system_error("cachecomm: reserving the " + std::to_string(m_segment.size()) +
-                           "-byte slots of a communicator's nonblocking collectives",
-                       error);
+namespace {
+/// prepare's unit: at least this much of a slot at a time, so a run of small calls makes one
+/// system call per place.
+constexpr std::size_t least_populated_bytes = std::size_t{16} << 10;
+}  // namespace
+
+void nonblocking_channel::prepare(const nonblocking_call& call) {
+  if (m_places_populated == m_ring) return;
+  // The start of a small call, once every place has its least (the hot path of programs that
+  // only make small calls, which never fill the slots): its data does not walk through the slot,
+  // so header and data fit the least.
+  static_assert(cache_line_size + nonblocking_walk_min_span <= least_populated_bytes);
+  const std::size_t blocks = contributes_per_rank(call.kind) ? static_cast<std::size_t>(m_size) : 1;
+  if (m_places_at_least == m_ring && call.bytes * blocks < nonblocking_walk_min_span) return;
+  // The numbers the call will take (next_sequences); each chunk's slot span at its place.
+  const std::uint32_t count = chunks(call);
+  const std::uint32_t first = m_started + 1;
+  for (std::uint32_t index = 0; index < count; ++index) {
+    const std::uint32_t sequence = first + index;
+    const nonblocking_call part = count == 1 ? call : chunk(call, index);
+    populate_place(sequence % m_ring, payload_offset(sequence, part) + slot_span(part));
   }
-  m_prepared = true;
+}
+
+void nonblocking_channel::populate_place(std::uint32_t place, std::size_t bytes) {
+  std::size_t& ready = m_populated[place];
+  if (bytes <= ready) return;
+  // The least, or the whole place: beyond the least a call is large or walks through its slot
+  // (nonblocking_payload_offset), and its successors at this place will want the rest.
+  const std::size_t wanted = bytes <= least_populated_bytes ? least_populated_bytes : m_slot_stride;
+  // Every rank's slot of this place, not only this rank's: it reads the peers' (and scatter's
+  // root writes them), and each process fills its own page tables. Each page is allocated once,
+  // by whichever rank comes first; populating keeps what a peer may be writing there already.
+  for (int rank = 0; rank < m_size; ++rank) {
+    const std::size_t slot = static_cast<std::size_t>(place) * static_cast<std::size_t>(m_size) +
+                             static_cast<std::size_t>(rank);
+    const std::size_t offset = m_slots_offset + slot * m_slot_stride + ready;
+    if (const int error = m_segment.populate(offset, wanted - ready); error != 0) {
+      throw system_error("cachecomm: reserving " + std::to_string(wanted - ready) +
+                             " bytes of a slot of a communicator's nonblocking collectives",
+                         error);
+    }
+  }
+  if (ready == 0) ++m_places_at_least;
+  ready = wanted;
+  if (ready == m_slot_stride) ++m_places_populated;
 }
 
 std::atomic<std::uint32_t>& nonblocking_channel::arrived(int rank) const {
@@ -166,14 +202,17 @@ nonblocking_channel::slot_header& nonblocking_channel::header(int rank,
   return *reinterpret_cast<slot_header*>(m_base + m_slots_offset + slot * m_slot_stride);
 }
 
-std::byte* nonblocking_channel::payload(int rank, std::uint32_t sequence,
-                                        const nonblocking_call& call) const {
-  const std::size_t span = slot_span(call);
+std::size_t nonblocking_channel::payload_offset(std::uint32_t sequence,
+                                                const nonblocking_call& call) const {
   const bool every_rank_reads_every_slot =
       call.kind == nonblocking_kind::allgather || call.kind == nonblocking_kind::allreduce;
-  return reinterpret_cast<std::byte*>(&header(rank, sequence)) + cache_line_size +
-         nonblocking_payload_offset(sequence, m_ring, span, m_slot_bytes,
-                                    every_rank_reads_every_slot);
+  return cache_line_size + nonblocking_payload_offset(sequence, m_ring, slot_span(call),
+                                                      m_slot_bytes, every_rank_reads_every_slot);
+}
+
+std::byte* nonblocking_channel::payload(int rank, std::uint32_t sequence,
+                                        const nonblocking_call& call) const {
+  return reinterpret_cast<std::byte*>(&header(rank, sequence)) + payload_offset(sequence, call);
 }
 
 std::uint32_t nonblocking_channel::info_of(const nonblocking_call& call) {

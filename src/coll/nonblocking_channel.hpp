@@ -107,11 +107,14 @@ class nonblocking_channel {
   /// Chunk `index` of `call`, as a call of its own (its buffers offset into the call's, its
   /// blocks `block_stride(call)` apart).
   [[nodiscard]] nonblocking_call chunk(const nonblocking_call& call, std::uint32_t index) const;
-  /// Makes the slots ready for this rank before its first operation (reserves their memory and
-  /// fills its page tables); a no-op after that. Throws system_error where memory is short.
-  /// Not at construction: most communicators never start a nonblocking collective, and allocating,
-  /// mapping and freeing the slots was most of what building and freeing one cost (comm_churn.c).
-  void prepare();
+  /// Makes the part of the slots that the next operation, `call`, will use ready for this rank
+  /// (reserves that memory and fills this rank's page tables for every rank's slot of each of its
+  /// chunks), before it is numbered; a no-op once every slot is ready. Throws system_error where
+  /// memory is short. Not at construction, and not all at once: most communicators never start a
+  /// nonblocking collective, allocating, mapping and freeing the slots was most of what building
+  /// and freeing one cost (comm_churn.c), and a communicator that makes a few small calls would
+  /// otherwise pay for the whole ring at its first (6 MiB at 2 ranks: 2.5-3.3 ms on the EPYC VM).
+  void prepare(const nonblocking_call& call);
 
   /// Whether operation `sequence` may write its slot (every rank released sequence - ring).
   [[nodiscard]] bool slot_free(std::uint32_t sequence) const;
@@ -138,6 +141,11 @@ class nonblocking_channel {
   /// Where `rank`'s data for operation `sequence` lies in its slot (walks through the slot).
   [[nodiscard]] std::byte* payload(int rank, std::uint32_t sequence,
                                    const nonblocking_call& call) const;
+  /// Where the data lies from the start of a slot (its header's line included).
+  [[nodiscard]] std::size_t payload_offset(std::uint32_t sequence,
+                                           const nonblocking_call& call) const;
+  /// Makes the first `bytes` of every rank's slot of ring place `place` ready (prepare).
+  void populate_place(std::uint32_t place, std::size_t bytes);
   [[nodiscard]] static std::uint32_t info_of(const nonblocking_call& call);
   int check(int rank, std::uint32_t sequence, const nonblocking_call& call,
             std::string& problem) const;
@@ -176,9 +184,12 @@ class nonblocking_channel {
   std::uint32_t m_ring = 4;
   wait_policy m_policy;
   std::uint32_t m_started = 0;
-  bool m_prepared = false;
-  std::vector<const void*> m_inputs;  ///< the reductions' inputs, one per rank (finish)
-  std::vector<bool> m_parts_left;     ///< a split allreduce's parts not copied yet, per owner
+  /// Per ring place: the bytes from the start of each rank's slot ready for this rank (prepare).
+  std::vector<std::size_t> m_populated;
+  std::uint32_t m_places_populated = 0;  ///< places whose whole slots are ready
+  std::uint32_t m_places_at_least = 0;   ///< places with prepare's least (or all) ready
+  std::vector<const void*> m_inputs;     ///< the reductions' inputs, one per rank (finish)
+  std::vector<bool> m_parts_left;        ///< a split allreduce's parts not copied yet, per owner
 };
 
 }  // namespace cachecomm::detail

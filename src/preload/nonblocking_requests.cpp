@@ -194,7 +194,7 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
                       const nonblocking_call& call, MPI_Request* request,
                       const nonblocking_staging* staging) {
   try {
-    channel->prepare();  // here, where a failure can still be the call's error
+    channel->prepare(call);  // here, where a failure can still be the call's error
   } catch (...) {
     return report_failure(comm, std::string(mpi_name(kind)).c_str());
   }
