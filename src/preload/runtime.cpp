@@ -314,23 +314,21 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
   }
   cachecomm_scope scope;
   try {
-    // Not at MPI_THREAD_MULTIPLE: threads building and freeing at once could take states in
-    // different orders on different ranks.
-    const bool reuse = rt().thread_level != MPI_THREAD_MULTIPLE;
-    if (reuse) {
-      state->members = world_members(comm);
-      reusable_state kept = take_for(comm, state->members);
-      if (kept.fast) {
-        state->fast = std::move(kept.fast);
-        state->nonblocking = std::move(kept.nonblocking);
-        state->token = kept.token;
-        ++rt().states_reused;
-      }
+    // At every thread level: a state a thread proposes is reserved for it until the ranks
+    // agree (state_pool.cpp), so threads building communicators of one group at once never
+    // take the same state.
+    state->members = world_members(comm);
+    reusable_state kept = take_for(comm, state->members);
+    if (kept.fast) {
+      state->fast = std::move(kept.fast);
+      state->nonblocking = std::move(kept.nonblocking);
+      state->token = kept.token;
+      ++rt().states_reused;
     }
     if (!state->fast) {
       state->fast = std::make_shared<cachecomm::comm>(comm, rt().settings);
       ++rt().states_built;
-      if (reuse && !state->members.empty()) state->token = draw_token(*state->fast);
+      if (!state->members.empty()) state->token = draw_token(*state->fast);
     }
     prepare_channel(*state);
     return serving(comm, *state, kind, why_not);

@@ -18,9 +18,18 @@ namespace {
 // its segments (tens of KiB until a large call prepared the data region).
 constexpr std::size_t kept_max = 8;
 
+struct kept_state {
+  reusable_state state;
+  /// Proposed by a thread of this process for a communicator it is building (take_for): no other
+  /// communicator may propose it meanwhile, and it is never evicted, so that the proposer finds it
+  /// whatever the agreement says. At MPI_THREAD_MULTIPLE several threads build communicators of
+  /// one group at once.
+  bool reserved = false;
+};
+
 struct pool {
   std::mutex lock;
-  std::deque<reusable_state> kept;  ///< oldest first
+  std::deque<kept_state> kept;  ///< oldest first
 };
 
 pool& the_pool() {
@@ -79,10 +88,15 @@ bool keep_for_reuse(reusable_state&& state) {
   {
     pool& p = the_pool();
     const std::lock_guard<std::mutex> guard(p.lock);
-    p.kept.push_back(std::move(state));
-    while (p.kept.size() > kept_max) {
-      evicted.push_back(std::move(p.kept.front()));
-      p.kept.pop_front();
+    p.kept.push_back(kept_state{std::move(state), false});
+    // The oldest unreserved ones beyond the bound (a reserved one waits for its proposer).
+    for (auto it = p.kept.begin(); p.kept.size() > kept_max && it != p.kept.end();) {
+      if (it->reserved) {
+        ++it;
+        continue;
+      }
+      evicted.push_back(std::move(it->state));
+      it = p.kept.erase(it);
     }
   }
   free_states(evicted);
@@ -95,24 +109,31 @@ reusable_state take_for(MPI_Comm comm, const std::vector<int>& members) {
   if (!members.empty()) {
     const std::lock_guard<std::mutex> guard(p.lock);
     for (auto it = p.kept.rbegin(); it != p.kept.rend(); ++it) {
-      if (it->members == members) {
-        mine = it->token;
+      if (!it->reserved && it->state.members == members) {
+        mine = it->state.token;
+        it->reserved = true;
         break;
       }
     }
   }
-  // Tokens are random 64-bit numbers: taken only when the largest and the smallest agree.
+  // Tokens are random 64-bit numbers: taken only when the largest and the smallest agree. Where
+  // threads of a rank reserved their states in another order than on the other ranks, the
+  // tokens differ and every rank builds anew.
   std::array<std::uint64_t, 2> agreed{mine, ~mine};
-  if (PMPI_Allreduce(MPI_IN_PLACE, agreed.data(), 2, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS ||
-      mine == 0 || agreed[0] != mine || ~agreed[1] != mine) {
+  const bool agree =
+      PMPI_Allreduce(MPI_IN_PLACE, agreed.data(), 2, MPI_UINT64_T, MPI_MAX, comm) == MPI_SUCCESS &&
+      mine != 0 && agreed[0] == mine && ~agreed[1] == mine;
+  if (mine == 0) return {};
+  const std::lock_guard<std::mutex> guard(p.lock);
+  const auto found = std::find_if(p.kept.begin(), p.kept.end(), [&](const kept_state& kept) {
+    return kept.reserved && kept.state.token == mine;
+  });
+  if (found == p.kept.end()) return {};  // unreachable: a reserved state stays until released
+  if (!agree) {
+    found->reserved = false;  // back to the pool, for the next communicator of its group
     return {};
   }
-  const std::lock_guard<std::mutex> guard(p.lock);
-  auto found = std::find_if(p.kept.begin(), p.kept.end(),
-                            [&](const reusable_state& kept) { return kept.token == mine; });
-  // Unreachable: only this thread takes states (none are kept at MPI_THREAD_MULTIPLE).
-  if (found == p.kept.end()) return {};
-  reusable_state taken = std::move(*found);
+  reusable_state taken = std::move(found->state);
   p.kept.erase(found);
   return taken;
 }
@@ -122,7 +143,7 @@ void free_kept_states() {
   {
     pool& p = the_pool();
     const std::lock_guard<std::mutex> guard(p.lock);
-    for (reusable_state& kept : p.kept) all.push_back(std::move(kept));
+    for (kept_state& kept : p.kept) all.push_back(std::move(kept.state));
     p.kept.clear();
   }
   free_states(all);

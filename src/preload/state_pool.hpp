@@ -8,7 +8,9 @@
 // order), never on the handle: its communicators are its own copies. So a freed communicator's
 // state waits here, and the next communicator of that group to reach its warm-up takes it,
 // online selection's decisions included, once every rank of the group agrees to (one allreduce
-// on the new communicator: the ranks may have freed and built in different orders).
+// on the new communicator: the ranks may have freed and built in different orders). At every
+// thread level: a state proposed for one communicator is reserved until its agreement ends, so
+// threads building communicators of one group at once never both take it.
 #pragma once
 
 #include <mpi.h>

@@ -2,19 +2,29 @@
  * duplicates MPI_COMM_WORLD, splits it into halves and into reversed rank order, checks
  * allreduce, bcast, reduce and allgather results on each (the values depend on the round and the
  * communicator), and frees them in an order that differs from their creation. A state taken by
- * the wrong group would give wrong sums or ranks, or hang. */
+ * the wrong group would give wrong sums or ranks, or hang.
+ *
+ * Argument: none (MPI_THREAD_SINGLE), "multiple" (the same at MPI_THREAD_MULTIPLE, mpi4py's level),
+ * or "threads" (at MPI_THREAD_MULTIPLE, then 3 threads at once, each duplicating a parent of its
+ * own (all of the world's group) and freeing the copies, so that they build and free communicators
+ * of one group concurrently and contend for the same kept states). */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int failures = 0;
+static pthread_mutex_t failures_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void check(int ok, const char* what, int round) {
   if (!ok) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     fprintf(stderr, "world rank %d, round %d: %s wrong\n", rank, round, what);
+    pthread_mutex_lock(&failures_mutex);
     ++failures;
+    pthread_mutex_unlock(&failures_mutex);
   }
 }
 
@@ -27,7 +37,9 @@ static void exercise(MPI_Comm comm, int round, const char* name) {
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   enum { count = 2048 }; /* 8 KiB of ints: beyond the small slots, through the data region */
-  static int in[count], out[count], gathered[64];
+  int* in = malloc(sizeof(int) * count);
+  int* out = malloc(sizeof(int) * count);
+  int gathered[64];
   for (int call = 0; call < 6; ++call) {
     for (int i = 0; i < count; ++i) in[i] = (rank + 1) * (round + 1) + i + call;
     MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, comm);
@@ -50,10 +62,33 @@ static void exercise(MPI_Comm comm, int round, const char* name) {
   int first = gathered[0];
   MPI_Bcast(&first, 1, MPI_INT, 0, comm);
   check(first == gathered[0] && gathered[rank] == world_rank, "allgather", round);
+  free(in);
+  free(out);
+}
+
+/* A thread's churn: copies of its own parent communicator, made, used and freed. */
+enum { thread_count = 3, thread_rounds = 15 };
+static MPI_Comm parents[thread_count];
+static void* churn(void* arg) {
+  const int which = *(const int*)arg;
+  for (int round = 0; round < thread_rounds; ++round) {
+    MPI_Comm copy;
+    MPI_Comm_dup(parents[which], &copy);
+    exercise(copy, round,
+             which == 0   ? "thread 0's copy"
+             : which == 1 ? "thread 1's copy"
+                          : "thread 2's copy");
+    MPI_Comm_free(&copy);
+  }
+  return NULL;
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  const char* mode = argc > 1 ? argv[1] : "single";
+  const int multiple = strcmp(mode, "single") != 0;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+  if (multiple && provided < MPI_THREAD_MULTIPLE) MPI_Abort(MPI_COMM_WORLD, 2);
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -80,6 +115,17 @@ int main(int argc, char** argv) {
       MPI_Comm_free(&reversed);
       MPI_Comm_free(&copy);
     }
+  }
+  if (strcmp(mode, "threads") == 0) {
+    pthread_t threads[thread_count];
+    int ids[thread_count];
+    for (int i = 0; i < thread_count; ++i) {
+      ids[i] = i;
+      MPI_Comm_dup(MPI_COMM_WORLD, &parents[i]);
+    }
+    for (int i = 0; i < thread_count; ++i) pthread_create(&threads[i], NULL, churn, &ids[i]);
+    for (int i = 0; i < thread_count; ++i) pthread_join(threads[i], NULL);
+    for (int i = 0; i < thread_count; ++i) MPI_Comm_free(&parents[i]);
   }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -97,6 +97,21 @@ foreach(np IN ITEMS 1 2 3 4)
     ARGS --served MPI_Allreduce --expect-summary "built ${built}, reused ${reused},"
          --expect "all correct" -- $<TARGET_FILE:preload_comm_reuse>)
 endforeach()
+# The same at MPI_THREAD_MULTIPLE (mpi4py's level), with the same counts; then threads building and
+# freeing communicators of one group at once: each state is taken by one communicator only (a
+# state taken twice gives wrong results or hangs); how many are reused depends on the threads'
+# timing, some always are (each thread's first copies are built after the sequential rounds).
+foreach(np IN ITEMS 2 3)
+  math(EXPR built "4 * ${np}")
+  math(EXPR reused "57 * ${np}")
+  preload_case(preload_comm_reuse_multiple_${np} RANKS ${np}
+    ARGS --served MPI_Allreduce --expect-summary "built ${built}, reused ${reused},"
+         --expect-summary "thread level MPI_THREAD_MULTIPLE"
+         --expect "all correct" -- $<TARGET_FILE:preload_comm_reuse> multiple)
+endforeach()
+preload_case(preload_comm_reuse_threads RANKS 1 2 3 4 RUN_LIMIT 90
+  ARGS --served MPI_Allreduce --summary-regex "reused [1-9][0-9]*,"
+       --expect "all correct" -- $<TARGET_FILE:preload_comm_reuse> threads)
 # The same program linked against the library instead of preloaded; CACHECOMM_PRELOAD=0 is the baseline.
 add_executable(preload_collectives_linked ${preload_dir}/preload_collectives.c)
 # cachecomm_flags: in sanitizer builds the program must load the sanitizer runtime first.
