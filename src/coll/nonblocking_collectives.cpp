@@ -162,6 +162,7 @@ std::unique_ptr<request_state> begin_nonblocking(comm& c, nonblocking_collective
   }
   std::unique_ptr<request_state> state = new_state(c, collective, std::move(choice));
   if (state->path == nonblocking_path::shared_memory) {
+    comm_state.channel->prepare(call);  // may throw: nothing is queued yet
     state->operation.channel = comm_state.channel;
     state->operation.call = call;
     start_operation(state->operation);

@@ -102,7 +102,6 @@ void advance(channel_queue& queue, std::vector<nonblocking_operation*>& finished
 }  // namespace
 
 void start_operation(nonblocking_operation& operation) {
-  operation.channel->prepare(operation.call);  // before anything is queued: it may throw
   {
     registry& r = the_registry();
     const std::lock_guard<std::mutex> guard(r.lock);

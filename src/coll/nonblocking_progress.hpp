@@ -45,7 +45,8 @@ struct nonblocking_operation {
 };
 
 /// Numbers `operation` on its channel, queues it, and runs one progress pass (which contributes it
-/// when its slot is free).
+/// when its slot is free). The caller has run `channel->prepare(call)` first, where a failure can
+/// still be the call's own error.
 void start_operation(nonblocking_operation& operation);
 
 /// One pass over every pending operation of the process: contributes and finishes what it can,
