@@ -26,8 +26,11 @@ int size_of_comm(MPI_Comm comm) {
   return size;
 }
 
-// Each rank's three words on lines of their own: arrived, released, reduced.
-constexpr std::size_t words_per_rank = 3;
+// Each rank's two words on lines of their own: released, reduced (arrival is in the slot headers).
+constexpr std::size_t words_per_rank = 2;
+
+// Up to this much data sits on its slot header's line (payload_offset).
+constexpr std::size_t inline_payload_bytes = cache_line_size - 16;
 
 /// Split allreduces from 2 ranks, with parts of at least 8 KiB. Measured at 2 ranks (OSU's
 /// iallreduce, Zen 5 VM): 1.1-1.5x faster from 16 KiB (both ranks combine half), slower at 4-8
@@ -63,6 +66,11 @@ nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_by
                           {}, {.leading_bytes = m_slots_offset});
   m_base = static_cast<std::byte*>(m_segment.data());
   m_populated.assign(m_ring, 0);
+  for (const bool block_per_rank : {false, true}) {
+    m_largest_call[block_per_rank ? 1 : 0] =
+        nonblocking_largest_call(m_slot_bytes, m_ring, m_size, block_per_rank);
+  }
+  m_released_seen.assign(static_cast<std::size_t>(m_size), 0);
   m_inputs.resize(static_cast<std::size_t>(m_size));
   m_parts_left.resize(static_cast<std::size_t>(m_size));
 }
@@ -115,20 +123,18 @@ void nonblocking_channel::populate_place(std::uint32_t place, std::size_t bytes)
   if (ready == m_slot_stride) ++m_places_populated;
 }
 
-std::atomic<std::uint32_t>& nonblocking_channel::arrived(int rank) const {
-  const std::size_t offset = static_cast<std::size_t>(rank) * words_per_rank * cache_line_size;
-  return reinterpret_cast<padded_flag*>(m_base + offset)->value;
+bool nonblocking_channel::arrived(int rank, std::uint32_t sequence) const {
+  return header(rank, sequence).sequence.load(std::memory_order_acquire) == sequence;
 }
 
 std::atomic<std::uint32_t>& nonblocking_channel::released(int rank) const {
-  const std::size_t offset =
-      (static_cast<std::size_t>(rank) * words_per_rank + 1) * cache_line_size;
+  const std::size_t offset = static_cast<std::size_t>(rank) * words_per_rank * cache_line_size;
   return reinterpret_cast<padded_flag*>(m_base + offset)->value;
 }
 
 std::atomic<std::uint32_t>& nonblocking_channel::reduced(int rank) const {
   const std::size_t offset =
-      (static_cast<std::size_t>(rank) * words_per_rank + 2) * cache_line_size;
+      (static_cast<std::size_t>(rank) * words_per_rank + 1) * cache_line_size;
   return reinterpret_cast<padded_flag*>(m_base + offset)->value;
 }
 
@@ -204,6 +210,11 @@ nonblocking_channel::slot_header& nonblocking_channel::header(int rank,
 
 std::size_t nonblocking_channel::payload_offset(std::uint32_t sequence,
                                                 const nonblocking_call& call) const {
+  // Small data on the header's line; not scatter's, which its root writes into the others' slots
+  // while each writes its own header.
+  static_assert(sizeof(slot_header) + inline_payload_bytes == cache_line_size);
+  if (call.kind != nonblocking_kind::scatter && slot_span(call) <= inline_payload_bytes)
+    return sizeof(slot_header);
   const bool every_rank_reads_every_slot =
       call.kind == nonblocking_kind::allgather || call.kind == nonblocking_kind::allreduce;
   return cache_line_size + nonblocking_payload_offset(sequence, m_ring, slot_span(call),
@@ -235,7 +246,10 @@ std::uint32_t nonblocking_channel::info_of(const nonblocking_call& call) {
 bool nonblocking_channel::slot_free(std::uint32_t sequence) const {
   const std::uint32_t previous = sequence - m_ring;
   for (int rank = 0; rank < m_size; ++rank) {
-    if (!sequence_reached(released(rank).load(std::memory_order_acquire), previous)) return false;
+    std::uint32_t& seen = m_released_seen[static_cast<std::size_t>(rank)];
+    if (sequence_reached(seen, previous)) continue;
+    seen = released(rank).load(std::memory_order_acquire);
+    if (!sequence_reached(seen, previous)) return false;
   }
   return true;
 }
@@ -304,10 +318,9 @@ void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_c
       break;
   }
   slot_header& own = header(m_rank, sequence);
-  own.sequence = sequence;
   own.info = info_of(call);
   own.bytes = call.own_bytes;
-  arrived(m_rank).store(sequence, std::memory_order_release);
+  own.sequence.store(sequence, std::memory_order_release);
   // A gathered result's own block now, from the slot still in this core's cache: the peers wait
   // for `arrived`, not for this copy, and finish is left with theirs only (the blocking engine's
   // central allgather does the same). Alltoall's own block is the one it sends itself.
@@ -338,15 +351,13 @@ bool nonblocking_channel::copies_own_block_early(const nonblocking_call& call) c
 bool nonblocking_channel::ready(std::uint32_t sequence, const nonblocking_call& call) const {
   auto arrived_below = [&](int end) {
     for (int rank = 0; rank < end; ++rank) {
-      if (!sequence_reached(arrived(rank).load(std::memory_order_acquire), sequence)) return false;
+      if (!arrived(rank, sequence)) return false;
     }
     return true;
   };
   switch (call.kind) {
     case nonblocking_kind::bcast:
-    case nonblocking_kind::scatter:
-      return call.root == m_rank ||
-             sequence_reached(arrived(call.root).load(std::memory_order_acquire), sequence);
+    case nonblocking_kind::scatter: return call.root == m_rank || arrived(call.root, sequence);
     case nonblocking_kind::reduce:
     case nonblocking_kind::gather:
       // A contributor's data went into its slot: it has nothing to wait for.
@@ -365,7 +376,9 @@ bool nonblocking_channel::ready(std::uint32_t sequence, const nonblocking_call& 
 int nonblocking_channel::check(int rank, std::uint32_t sequence, const nonblocking_call& call,
                                std::string& problem) const {
   const slot_header& seen = header(rank, sequence);
-  if (seen.sequence == sequence && seen.info == info_of(call) && seen.bytes == call.bytes)
+  // After ready: the acquire there saw `sequence`, so the rest of the header is this operation's.
+  if (seen.sequence.load(std::memory_order_relaxed) == sequence && seen.info == info_of(call) &&
+      seen.bytes == call.bytes)
     return MPI_SUCCESS;
   problem = "rank " + std::to_string(rank) + " of the communicator called nonblocking collective " +
             std::to_string(sequence) + " with " + std::to_string(seen.bytes) +

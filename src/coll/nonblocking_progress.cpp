@@ -50,10 +50,20 @@ channel_queue& queue_of(std::vector<channel_queue>& queues, const nonblocking_ch
   return queues.back();
 }
 
+/// The operations a pass finished, in order (linked through next_finished).
+struct finished_list {
+  nonblocking_operation* first = nullptr;
+  nonblocking_operation** end = &first;
+  void append(nonblocking_operation* operation) {
+    operation->next_finished = nullptr;
+    *end = operation;
+    end = &operation->next_finished;
+  }
+};
+
 /// Finishes what is ready, chunk by chunk, in order; appends the operations whose last chunk
 /// finished to `finished` and drops them from the queue.
-void finish_ready(channel_queue& queue, nonblocking_channel& channel,
-                  std::vector<nonblocking_operation*>& finished) {
+void finish_ready(channel_queue& queue, nonblocking_channel& channel, finished_list& finished) {
   nonblocking_call chunk;  // a chunk of a call larger than a slot, while it is finished
   std::size_t done = 0;
   for (; done < queue.operations.size(); ++done) {
@@ -76,7 +86,7 @@ void finish_ready(channel_queue& queue, nonblocking_channel& channel,
       ++operation->finished_chunks;
     }
     if (operation->finished_chunks < operation->chunks) break;
-    finished.push_back(operation);
+    finished.append(operation);
     g_pending.fetch_sub(1, std::memory_order_relaxed);
   }
   queue.operations.erase(queue.operations.begin(),
@@ -84,7 +94,7 @@ void finish_ready(channel_queue& queue, nonblocking_channel& channel,
 }
 
 /// Advances one channel's operations; appends the finished ones to `finished`.
-void advance(channel_queue& queue, std::vector<nonblocking_operation*>& finished) {
+void advance(channel_queue& queue, finished_list& finished) {
   if (queue.operations.empty()) return;
   nonblocking_channel& channel = *queue.operations.front()->channel;
   // Contributions, chunk by chunk, in order: a chunk whose slot is still in use holds up the
@@ -93,15 +103,34 @@ void advance(channel_queue& queue, std::vector<nonblocking_operation*>& finished
     for (; !operation->fully_contributed(); ++operation->contributed) {
       const std::uint32_t sequence = operation->sequence + operation->contributed;
       if (!channel.slot_free(sequence)) return finish_ready(queue, channel, finished);
-      channel.contribute(sequence, channel.chunk(operation->call, operation->contributed));
+      if (operation->chunks == 1)
+        channel.contribute(sequence, operation->call);
+      else
+        channel.contribute(sequence, channel.chunk(operation->call, operation->contributed));
     }
   }
   finish_ready(queue, channel, finished);
 }
 
+/// Runs the callbacks of the operations a pass finished; returns how many. Last, and unlocked: a
+/// callback may delete its operation (it must not run a pass itself).
+int run_callbacks(const finished_list& finished) {
+  int count = 0;
+  for (nonblocking_operation* operation = finished.first; operation != nullptr; ++count) {
+    nonblocking_operation* const next = operation->next_finished;
+    auto* const callback = operation->on_finished;
+    void* const context = operation->context;
+    operation->finished.store(true, std::memory_order_release);
+    if (callback != nullptr) callback(*operation, context);
+    operation = next;
+  }
+  return count;
+}
+
 }  // namespace
 
 void start_operation(nonblocking_operation& operation) {
+  finished_list finished;
   {
     registry& r = the_registry();
     const std::lock_guard<std::mutex> guard(r.lock);
@@ -111,30 +140,21 @@ void start_operation(nonblocking_operation& operation) {
     operation.sequence = operation.channel->next_sequences(operation.chunks);
     queue_of(r.queues, operation.channel.get()).operations.push_back(&operation);
     g_pending.fetch_add(1, std::memory_order_relaxed);
+    // A pass under the same lock: contributes now when the slot is free (a rank that computes
+    // until its wait holds nobody up), and finishes at once what needs nothing more.
+    for (channel_queue& queue : r.queues) advance(queue, finished);
   }
-  // Contributes now when the slot is free (a rank that computes until its wait holds nobody up);
-  // finishes at once what needs nothing more.
-  progress_operations();
+  run_callbacks(finished);
 }
 
 int progress_operations() {
-  thread_local std::vector<nonblocking_operation*> finished;
-  finished.clear();
+  finished_list finished;
   {
     registry& r = the_registry();
     const std::lock_guard<std::mutex> guard(r.lock);
     for (channel_queue& queue : r.queues) advance(queue, finished);
   }
-  // Last, and unlocked: a callback may delete its operation (it must not run a pass itself).
-  const int count = static_cast<int>(finished.size());
-  for (nonblocking_operation* operation : finished) {
-    auto* const callback = operation->on_finished;
-    void* const context = operation->context;
-    operation->finished.store(true, std::memory_order_release);
-    if (callback != nullptr) callback(*operation, context);
-  }
-  finished.clear();
-  return count;
+  return run_callbacks(finished);
 }
 
 bool operations_pending() {

@@ -42,6 +42,9 @@ struct nonblocking_operation {
   /// delete the operation but must not run a progress pass. Null: nothing to do.
   void (*on_finished)(nonblocking_operation& operation, void* context) = nullptr;
   void* context = nullptr;
+  /// The pass's list of operations it finished (their callbacks run after the lock is released):
+  /// linked through the operations, so a pass allocates nothing and touches no thread-local.
+  nonblocking_operation* next_finished = nullptr;
 };
 
 /// Numbers `operation` on its channel, queues it, and runs one progress pass (which contributes it

@@ -29,6 +29,10 @@ struct pending_operation {
   /// The finish callback has taken over (set under the bookkeeping lock): from here free_fn
   /// recycles the operation itself, and the callback touches only what it copied out.
   bool completing = false;
+  /// Its start runs the first progress pass before the generalized request exists (below
+  /// MPI_THREAD_MULTIPLE, start_nonblocking): a finish meanwhile sets finished_in_start.
+  bool starting = false;
+  bool finished_in_start = false;
   MPI_Request request = MPI_REQUEST_NULL;
   std::size_t live_index = 0;  ///< its place in live_operations()
   staged_buffers staged;       ///< sides whose datatypes are not dense (unused by dense calls)
@@ -49,6 +53,8 @@ struct pending_operation {
     comm = MPI_COMM_NULL;
     freed_early = false;
     completing = false;
+    starting = false;
+    finished_in_start = false;
     request = MPI_REQUEST_NULL;
     live_index = 0;
     staged.release();
@@ -173,6 +179,10 @@ void operation_finished(nonblocking_operation& /*operation*/, void* context) {
   }
   g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
   g_nonblocking_pending.fetch_sub(1, std::memory_order_relaxed);
+  if (served->starting) {  // no request yet: start_nonblocking completes it
+    served->finished_in_start = true;
+    return;
+  }
   bool freed_early = false;
   MPI_Request request = MPI_REQUEST_NULL;
   {
@@ -185,6 +195,22 @@ void operation_finished(nonblocking_operation& /*operation*/, void* context) {
   // Not under the guard: MPI may run free_fn (which takes it) inside the completion.
   PMPI_Grequest_complete(request);
   if (freed_early) recycle(served);
+}
+
+/// Starts the operation's generalized request and lists it as live.
+int make_request(pending_operation& operation) {
+  const int code = PMPI_Grequest_start(query_status, free_operation, cancel_operation, &operation,
+                                       &operation.request);
+  if (code != MPI_SUCCESS) return code;
+  const bookkeeping_guard guard;
+  operation.live_index = live_operations().size();
+  live_operations().push_back(&operation);
+  return MPI_SUCCESS;
+}
+
+void count_started() {
+  g_nonblocking_attention.fetch_add(1, std::memory_order_relaxed);
+  g_nonblocking_pending.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -213,22 +239,46 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
   }
   served->operation.on_finished = operation_finished;
   served->operation.context = served.get();
-  const int code = PMPI_Grequest_start(query_status, free_operation, cancel_operation, served.get(),
-                                       &served->request);
+  if (thread_level() == MPI_THREAD_MULTIPLE) {
+    // Another thread's pass may finish the operation as soon as it is queued: its request first.
+    const int code = make_request(*served);
+    if (code != MPI_SUCCESS) {
+      recycle(served.release());
+      return code;
+    }
+    *request = served->request;
+    count_started();
+    // Queued in the shared layer, which owns it until it finishes (then free_fn recycles it).
+    start_operation(served.release()->operation);
+    return MPI_SUCCESS;
+  }
+  // One thread at a time inside MPI: the first pass runs before there is a request. An operation
+  // it finishes (a broadcast's root, a small call whose peers came first) gets MPI's own completed
+  // request, which costs a fraction of a generalized one's start, completion and free.
+  pending_operation* const operation = served.release();
+  operation->starting = true;
+  count_started();
+  start_operation(operation->operation);
+  operation->starting = false;
+  if (operation->finished_in_start && operation->operation.error == MPI_SUCCESS) {
+    recycle(operation);
+    return PMPI_Irecv(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, request);
+  }
+  const int code = make_request(*operation);
   if (code != MPI_SUCCESS) {
-    recycle(served.release());
+    // Still queued unless it finished: it recycles itself then (as a request freed early).
+    if (operation->finished_in_start)
+      recycle(operation);
+    else
+      operation->freed_early = true;
     return code;
   }
-  *request = served->request;
-  {
-    const bookkeeping_guard guard;
-    served->live_index = live_operations().size();
-    live_operations().push_back(served.get());
+  *request = operation->request;
+  if (operation->finished_in_start) {
+    // Finished with an error (reported already): the request carries it to the completion call.
+    operation->completing = true;
+    PMPI_Grequest_complete(operation->request);
   }
-  g_nonblocking_attention.fetch_add(1, std::memory_order_relaxed);
-  g_nonblocking_pending.fetch_add(1, std::memory_order_relaxed);
-  // Queued in the shared layer, which owns it until it finishes (then MPI's free_fn recycles it).
-  start_operation(served.release()->operation);
   return MPI_SUCCESS;
 }
 

@@ -63,7 +63,11 @@ nonblocking_route route_communicator(call_kind kind, MPI_Comm comm) {
 
 void admit_nonblocking(nonblocking_route& r, std::size_t bytes, bool block_per_rank) {
   comm_state* state = r.state;
-  if (bytes > nonblocking_largest_call(r.fast->topology(), block_per_rank)) {
+  // The channel's own figure once it is built (the same: built from the same settings).
+  const std::size_t largest = state->nonblocking
+                                  ? state->nonblocking->largest_call(block_per_rank)
+                                  : nonblocking_largest_call(r.fast->topology(), block_per_rank);
+  if (bytes > largest) {
     r.why = outcome::beyond_slot;
     return;
   }

@@ -448,17 +448,26 @@ static void late_waiter(MPI_Comm comm, int assert_early) {
            worst < delay_ms / 2000.0 ? "yes" : "no");
 }
 
+/* MPI_Cancel on a pending collective request is refused. Rank 0 cancels before the others start
+ * theirs (they wait for its word), so its operation cannot have finished at its start (one that
+ * did gets MPI's own completed request, on which MPI_Cancel has no effect). */
 static void cancel_refused(MPI_Comm comm) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  int value = 1, sum = 0;
+  int value = 1, sum = 0, go = 0;
   MPI_Request request;
-  MPI_Iallreduce(&value, &sum, 1, MPI_INT, MPI_SUM, comm, &request);
-  const int code = MPI_Cancel(&request);
   int error_class = MPI_SUCCESS;
-  MPI_Error_class(code, &error_class);
+  if (rank == 0) {
+    MPI_Iallreduce(&value, &sum, 1, MPI_INT, MPI_SUM, comm, &request);
+    const int code = MPI_Cancel(&request);
+    MPI_Error_class(code, &error_class);
+    for (int peer = 1; peer < size; ++peer) MPI_Send(&go, 1, MPI_INT, peer, 77, comm);
+  } else {
+    MPI_Recv(&go, 1, MPI_INT, 0, 77, comm, MPI_STATUS_IGNORE);
+    MPI_Iallreduce(&value, &sum, 1, MPI_INT, MPI_SUM, comm, &request);
+  }
   MPI_Wait(&request, MPI_STATUS_IGNORE);
   CHECK(sum == size, "iallreduce after refused cancel: %d", sum);
   if (world_rank == 0)
