@@ -29,10 +29,14 @@ struct pending_operation {
   /// The finish callback has taken over (set under the bookkeeping lock): from here free_fn
   /// recycles the operation itself, and the callback touches only what it copied out.
   bool completing = false;
-  /// Its start runs the first progress pass before the generalized request exists (below
-  /// MPI_THREAD_MULTIPLE, start_nonblocking): a finish meanwhile sets finished_in_start.
-  bool starting = false;
-  bool finished_in_start = false;
+  /// The operation is queued before its generalized request exists (start_nonblocking). Set under
+  /// the bookkeeping lock: once the request is made and listed; a finish that came first (in the
+  /// start's own pass, or in another thread's at MPI_THREAD_MULTIPLE) only marks
+  /// finished_unrequested and leaves the rest to the starter; a start whose request could not be
+  /// made marks `abandoned`, and the finish recycles the operation.
+  bool request_made = false;
+  bool finished_unrequested = false;
+  bool abandoned = false;
   MPI_Request request = MPI_REQUEST_NULL;
   std::size_t live_index = 0;  ///< its place in live_operations()
   staged_buffers staged;       ///< sides whose datatypes are not dense (unused by dense calls)
@@ -53,8 +57,9 @@ struct pending_operation {
     comm = MPI_COMM_NULL;
     freed_early = false;
     completing = false;
-    starting = false;
-    finished_in_start = false;
+    request_made = false;
+    finished_unrequested = false;
+    abandoned = false;
     request = MPI_REQUEST_NULL;
     live_index = 0;
     staged.release();
@@ -179,33 +184,31 @@ void operation_finished(nonblocking_operation& /*operation*/, void* context) {
   }
   g_nonblocking_attention.fetch_sub(1, std::memory_order_relaxed);
   g_nonblocking_pending.fetch_sub(1, std::memory_order_relaxed);
-  if (served->starting) {  // no request yet: start_nonblocking completes it
-    served->finished_in_start = true;
-    return;
-  }
   bool freed_early = false;
   MPI_Request request = MPI_REQUEST_NULL;
   {
     // From here another thread's free_fn may recycle the operation: only the copies are used.
     const bookkeeping_guard guard;
-    served->completing = true;
-    freed_early = served->freed_early;
-    request = served->request;
+    if (!served->request_made) {
+      // No request yet: the starter completes the operation (or its failed start left it here).
+      if (!served->abandoned) {
+        served->finished_unrequested = true;
+        return;
+      }
+      freed_early = true;
+    } else {
+      served->completing = true;
+      freed_early = served->freed_early;
+      request = served->request;
+    }
+  }
+  if (request == MPI_REQUEST_NULL) {
+    recycle(served);
+    return;
   }
   // Not under the guard: MPI may run free_fn (which takes it) inside the completion.
   PMPI_Grequest_complete(request);
   if (freed_early) recycle(served);
-}
-
-/// Starts the operation's generalized request and lists it as live.
-int make_request(pending_operation& operation) {
-  const int code = PMPI_Grequest_start(query_status, free_operation, cancel_operation, &operation,
-                                       &operation.request);
-  if (code != MPI_SUCCESS) return code;
-  const bookkeeping_guard guard;
-  operation.live_index = live_operations().size();
-  live_operations().push_back(&operation);
-  return MPI_SUCCESS;
 }
 
 void count_started() {
@@ -239,46 +242,46 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
   }
   served->operation.on_finished = operation_finished;
   served->operation.context = served.get();
-  if (thread_level() == MPI_THREAD_MULTIPLE) {
-    // Another thread's pass may finish the operation as soon as it is queued: its request first.
-    const int code = make_request(*served);
-    if (code != MPI_SUCCESS) {
-      recycle(served.release());
-      return code;
-    }
-    *request = served->request;
-    count_started();
-    // Queued in the shared layer, which owns it until it finishes (then free_fn recycles it).
-    start_operation(served.release()->operation);
-    return MPI_SUCCESS;
-  }
-  // One thread at a time inside MPI: the first pass runs before there is a request. An operation
-  // it finishes (a broadcast's root, a small call whose peers came first) gets MPI's own completed
-  // request, which costs a fraction of a generalized one's start, completion and free.
+  // Queued first, its request made after the first pass: an operation that pass finishes (a
+  // broadcast's root, a small call whose peers came first) gets MPI's own completed request, which
+  // costs a fraction of a generalized one's start, completion and free.
   pending_operation* const operation = served.release();
-  operation->starting = true;
   count_started();
   start_operation(operation->operation);
-  operation->starting = false;
-  if (operation->finished_in_start && operation->operation.error == MPI_SUCCESS) {
-    recycle(operation);
-    return PMPI_Irecv(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, request);
+  bool finished_at_start = false;
+  {
+    const bookkeeping_guard guard;
+    finished_at_start =
+        operation->finished_unrequested && operation->operation.error == MPI_SUCCESS;
+    if (finished_at_start) recycle_locked(operation);
   }
-  const int code = make_request(*operation);
-  if (code != MPI_SUCCESS) {
-    // Still queued unless it finished: it recycles itself then (as a request freed early).
-    if (operation->finished_in_start)
-      recycle(operation);
-    else
-      operation->freed_early = true;
-    return code;
+  // Not under the guard (nor is any MPI call here): MPI may hold its own lock while it runs
+  // free_fn, which takes the guard.
+  if (finished_at_start) return PMPI_Irecv(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, request);
+  MPI_Request made = MPI_REQUEST_NULL;
+  const int code =
+      PMPI_Grequest_start(query_status, free_operation, cancel_operation, operation, &made);
+  bool finished_meanwhile = false;
+  {
+    const bookkeeping_guard guard;
+    if (code != MPI_SUCCESS) {
+      if (operation->finished_unrequested)
+        recycle_locked(operation);
+      else
+        operation->abandoned = true;  // its finish recycles it
+      return code;
+    }
+    operation->request = made;
+    operation->request_made = true;
+    operation->live_index = live_operations().size();
+    live_operations().push_back(operation);
+    // Finished before its request: with an error (reported already, the request carries it to the
+    // completion call), or at MPI_THREAD_MULTIPLE in another thread's pass since the check above.
+    finished_meanwhile = operation->finished_unrequested;
+    if (finished_meanwhile) operation->completing = true;
   }
-  *request = operation->request;
-  if (operation->finished_in_start) {
-    // Finished with an error (reported already): the request carries it to the completion call.
-    operation->completing = true;
-    PMPI_Grequest_complete(operation->request);
-  }
+  *request = made;
+  if (finished_meanwhile) PMPI_Grequest_complete(made);
   return MPI_SUCCESS;
 }
 
