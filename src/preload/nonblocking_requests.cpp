@@ -23,8 +23,9 @@ struct pending_operation {
   nonblocking_operation operation;  ///< the shared layer's part (queued while unfinished)
   call_kind kind = call_kind::ibarrier;
   MPI_Comm comm = MPI_COMM_NULL;  ///< for MPI_Cancel's error (the program may free it meanwhile)
-  /// MPI ran free_fn before the operation finished: MPICH does so in MPI_Request_free, where the
-  /// standard defers it to the completion. The operation then deletes itself when it finishes.
+  /// No request holds the operation any more while it is unfinished: MPI ran free_fn early (MPICH
+  /// does so in MPI_Request_free, where the standard defers it to the completion), or its start
+  /// could not make one. The operation then deletes itself when it finishes.
   bool freed_early = false;
   /// The finish callback has taken over (set under the bookkeeping lock): from here free_fn
   /// recycles the operation itself, and the callback touches only what it copied out.
@@ -32,11 +33,9 @@ struct pending_operation {
   /// The operation is queued before its generalized request exists (start_nonblocking). Set under
   /// the bookkeeping lock: once the request is made and listed; a finish that came first (in the
   /// start's own pass, or in another thread's at MPI_THREAD_MULTIPLE) only marks
-  /// finished_unrequested and leaves the rest to the starter; a start whose request could not be
-  /// made marks `abandoned`, and the finish recycles the operation.
+  /// finished_unrequested and leaves the rest to the starter.
   bool request_made = false;
   bool finished_unrequested = false;
-  bool abandoned = false;
   MPI_Request request = MPI_REQUEST_NULL;
   std::size_t live_index = 0;  ///< its place in live_operations()
   staged_buffers staged;       ///< sides whose datatypes are not dense (unused by dense calls)
@@ -59,7 +58,6 @@ struct pending_operation {
     completing = false;
     request_made = false;
     finished_unrequested = false;
-    abandoned = false;
     request = MPI_REQUEST_NULL;
     live_index = 0;
     staged.release();
@@ -189,25 +187,16 @@ void operation_finished(nonblocking_operation& /*operation*/, void* context) {
   {
     // From here another thread's free_fn may recycle the operation: only the copies are used.
     const bookkeeping_guard guard;
-    if (!served->request_made) {
-      // No request yet: the starter completes the operation (or its failed start left it here).
-      if (!served->abandoned) {
-        served->finished_unrequested = true;
-        return;
-      }
-      freed_early = true;
-    } else {
-      served->completing = true;
-      freed_early = served->freed_early;
-      request = served->request;
+    freed_early = served->freed_early;
+    if (!served->request_made && !freed_early) {
+      served->finished_unrequested = true;  // no request yet: the starter completes it
+      return;
     }
-  }
-  if (request == MPI_REQUEST_NULL) {
-    recycle(served);
-    return;
+    served->completing = true;
+    request = served->request;
   }
   // Not under the guard: MPI may run free_fn (which takes it) inside the completion.
-  PMPI_Grequest_complete(request);
+  if (request != MPI_REQUEST_NULL) PMPI_Grequest_complete(request);
   if (freed_early) recycle(served);
 }
 
@@ -268,7 +257,7 @@ int start_nonblocking(call_kind kind, MPI_Comm comm,
       if (operation->finished_unrequested)
         recycle_locked(operation);
       else
-        operation->abandoned = true;  // its finish recycles it
+        operation->freed_early = true;  // its finish recycles it
       return code;
     }
     operation->request = made;

@@ -1,4 +1,4 @@
-# usage: ab_loop.sh ROUNDS NP "args" dir...   (prints median us per variant of the last rep line)
+# usage: [NB_LOOP=path] ab_loop.sh ROUNDS NP "nb_loop args" plain|dir...  (nb_loop args: calls bytes mode [multiple])   (prints median us per variant of the last rep line)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 R=$1; NP=$2; A=$3; shift 3
 for r in $(seq $R); do for d in "$@"; do

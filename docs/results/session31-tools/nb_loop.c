@@ -1,8 +1,14 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  /* argv[4] "multiple": MPI_THREAD_MULTIPLE (mpi4py's level) */
+  int provided = 0;
+  MPI_Init_thread(
+      &argc, &argv,
+      argc > 4 && strcmp(argv[4], "multiple") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+      &provided);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int n = argc > 1 ? atoi(argv[1]) : 200000;
