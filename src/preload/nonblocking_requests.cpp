@@ -278,15 +278,13 @@ int progress_nonblocking() {
   return progress_operations();
 }
 
-namespace {
-bool any_nonblocking_armed() {
+bool nonblocking_may_serve() {
   for (auto kind = static_cast<std::size_t>(call_kind::ibarrier);
        kind < static_cast<std::size_t>(call_kind::count_); ++kind) {
     if (g_armed[kind]) return true;
   }
   return false;
 }
-}  // namespace
 
 void settle_before_blocking(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return;
@@ -298,7 +296,7 @@ void settle_before_blocking(MPI_Comm comm) {
 void prepare_channel(comm_state& state) {
   // A channel nothing could use: the same answer on every rank (settings, nodes).
   if (state.fast->topology().node_count != 1) return;
-  if (!any_nonblocking_armed()) return;
+  if (!nonblocking_may_serve()) return;
   // Every rank is in the blocking call that built `fast`, so building collectively cannot
   // deadlock. Whether a rank's earlier nonblocking calls came before this call or after it on
   // the others (programs may cross them), the ones numbered below every rank's count went to MPI.

@@ -62,6 +62,10 @@ void progress_until(Done&& done);
 /// it (mpi4py's fallback Comm.Iagree does; the system MPI lets the two pass each other).
 void settle_before_blocking(MPI_Comm comm);
 
+/// Whether some nonblocking collective may be served in this process (its switch on, MPI
+/// initialized): otherwise no channel is ever built.
+[[nodiscard]] bool nonblocking_may_serve();
+
 /// Right after `state.fast` was built (a blocking collective, every rank in it): builds the
 /// channel when the communicator could serve nonblocking calls, and agrees on the first call it
 /// serves (comm_state::nonblocking_first). Collective over the communicator.

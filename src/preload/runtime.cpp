@@ -289,6 +289,53 @@ std::shared_ptr<cachecomm::comm> window_fast_comm(MPI_Comm comm) {
   return shared_fast_comm(comm);
 }
 
+namespace {
+
+/// Builds `state` for `comm` (collective over it: every rank calls this in the same call), or
+/// takes a kept state of the same group; then the nonblocking channel where one could serve.
+void build_state(MPI_Comm comm, comm_state& state) {
+  // At every thread level: a state a thread proposes is reserved for it until the ranks
+  // agree (state_pool.cpp), so threads building communicators of one group at once never
+  // take the same state.
+  state.members = world_members(comm);
+  reusable_state kept = take_for(comm, state.members);
+  if (kept.fast) {
+    state.fast = std::move(kept.fast);
+    state.nonblocking = std::move(kept.nonblocking);
+    state.token = kept.token;
+    ++rt().states_reused;
+  }
+  if (!state.fast) {
+    state.fast = std::make_shared<cachecomm::comm>(comm, rt().settings);
+    ++rt().states_built;
+    if (!state.members.empty()) state.token = draw_token(*state.fast);
+  }
+  prepare_channel(state);
+}
+
+}  // namespace
+
+void build_world_state() {
+  const runtime& r = rt();
+  if (!r.started || !r.enabled || !nonblocking_may_serve()) return;
+  comm_state* state = state_for(MPI_COMM_WORLD);
+  if (state == nullptr || state->unusable || state->fast) return;
+  cachecomm_scope scope;
+  try {
+    build_state(MPI_COMM_WORLD, *state);
+  } catch (const std::exception& e) {
+    // As when a collective's build fails, but MPI_Init itself succeeded: a warning, and the
+    // world's calls pass to MPI.
+    state->unusable = outcome::state_failed;
+    int rank = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr,
+                 "cachecomm preload: building MPI_COMM_WORLD's state at MPI_Init failed on world "
+                 "rank %d (%s); its collectives pass to MPI\n",
+                 rank, e.what());
+  }
+}
+
 cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, bool skip_warmup,
                            call_kind kind) {
   error_code = MPI_SUCCESS;
@@ -314,23 +361,7 @@ cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, boo
   }
   cachecomm_scope scope;
   try {
-    // At every thread level: a state a thread proposes is reserved for it until the ranks
-    // agree (state_pool.cpp), so threads building communicators of one group at once never
-    // take the same state.
-    state->members = world_members(comm);
-    reusable_state kept = take_for(comm, state->members);
-    if (kept.fast) {
-      state->fast = std::move(kept.fast);
-      state->nonblocking = std::move(kept.nonblocking);
-      state->token = kept.token;
-      ++rt().states_reused;
-    }
-    if (!state->fast) {
-      state->fast = std::make_shared<cachecomm::comm>(comm, rt().settings);
-      ++rt().states_built;
-      if (!state->members.empty()) state->token = draw_token(*state->fast);
-    }
-    prepare_channel(*state);
+    build_state(comm, *state);
     return serving(comm, *state, kind, why_not);
   } catch (...) {
     state->unusable = outcome::state_failed;

@@ -107,6 +107,13 @@ class cachecomm_scope {
 
 /// After PMPI_Init/PMPI_Init_thread succeeded: reads the settings, creates the attribute key.
 void start(int provided_thread_level);
+/// After start(): builds MPI_COMM_WORLD's state and nonblocking channel at once, where a
+/// nonblocking collective may be served. MPI_Init is the one collective moment a program that
+/// makes only nonblocking collectives on the world has (OSU's osu_ibarrier, a pipelined solver):
+/// a start must stay local, so it cannot build the state, and without a blocking collective the
+/// world's calls would all pass to MPI (warming-up). Other communicators are built lazily (their
+/// blocking collectives, after the warm-up): short-lived ones never pay for shared memory.
+void build_world_state();
 /// Before PMPI_Finalize: frees every cachecomm state, prints the summary when asked.
 void stop();
 

@@ -1,4 +1,5 @@
-/* What the nonblocking preload tests share (preload_nonblocking.c, preload_nonblocking_blocks.c):
+/* What the nonblocking preload tests share (preload_nonblocking.c, preload_nonblocking_blocks.c,
+ * preload_nonblocking_only.c):
  * CHECK, which aborts the job naming the rank and line, and sleep_ms, the "computation" of a rank
  * between start and wait. Each program sets world_rank after MPI_Init. */
 #ifndef CACHECOMM_TESTS_PRELOAD_NONBLOCKING_CHECK_H

@@ -269,7 +269,8 @@ set_tests_properties(online_bench_smoke.np2 PROPERTIES TIMEOUT 240 LABELS "mpi;p
 # Nonblocking collectives: every call x datatype x root x in-place x communicator kind, several
 # outstanding, mixed with MPI's own requests under every completion call, freed requests, a rank
 # computing between start and wait; the pipelined CG overlaps MPI_Iallreduce with its work.
-foreach(program IN ITEMS preload_nonblocking preload_nonblocking_blocks preload_nonblocking_layouts
+foreach(program IN ITEMS preload_nonblocking preload_nonblocking_only preload_nonblocking_blocks
+                        preload_nonblocking_layouts
                         preload_nonblocking_vector preload_pipelined_cg preload_crossed_nonblocking
                         preload_thread_nonblocking)
   add_executable(${program} ${preload_dir}/${program}.c)
@@ -281,6 +282,13 @@ preload_case(preload_nonblocking RANKS 1 2 3 4 8
   ARGS ${preload_nonblocking_served} --no-reason MPI_Iallreduce:beyond-nonblocking-slot
        --no-reason MPI_Ibcast:derived-datatype --no-reason MPI_Ibcast:beyond-nonblocking-slot --reason MPI_Ibarrier:warming-up
        -- $<TARGET_FILE:preload_nonblocking>)
+# A program with no blocking collective at all: the world's state is built at MPI_Init, so every
+# nonblocking call is served, none passes to MPI (before session 32 all of them did: warming-up).
+preload_case(preload_nonblocking_only RANKS 1 2 3 4
+  ARGS --summary-regex "MPI_Ibarrier +served +[1-9][0-9]* +passed +0$"
+       --summary-regex "MPI_Iallreduce +served +[1-9][0-9]* +passed +0$"
+       --summary-regex "MPI_Ibcast +served +[1-9][0-9]* +passed +0$"
+       -- $<TARGET_FILE:preload_nonblocking_only>)
 # Ranks starting one MPI_Iallreduce on either side of a barrier (mpi4py's fallback Comm.Iagree),
 # while the communicator's state and nonblocking area get built and after: the early rank's call
 # must neither hang the barrier nor be matched with anything else. A hang fails within 60 s.
