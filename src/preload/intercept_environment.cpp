@@ -14,17 +14,13 @@ int MPI_Init(int* argc, char*** argv) {
     int provided = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&provided);
     preload::start(provided);
-    preload::build_world_state();
   }
   return code;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int code = PMPI_Init_thread(argc, argv, required, provided);
-  if (code == MPI_SUCCESS) {
-    preload::start(*provided);
-    preload::build_world_state();
-  }
+  if (code == MPI_SUCCESS) preload::start(*provided);
   return code;
 }
 

@@ -236,6 +236,7 @@ void start(int provided_thread_level) {
   for (std::size_t kind = 0; kind < g_armed.size(); ++kind) {
     g_armed[kind] = !globally_blocked(static_cast<call_kind>(kind)).has_value();
   }
+  build_world_state();
 }
 
 void stop() {
@@ -323,7 +324,7 @@ void build_world_state() {
   cachecomm_scope scope;
   try {
     build_state(MPI_COMM_WORLD, *state);
-  } catch (const std::exception& e) {
+  } catch (...) {
     // As when a collective's build fails, but MPI_Init itself succeeded: a warning, and the
     // world's calls pass to MPI.
     state->unusable = outcome::state_failed;
@@ -332,7 +333,7 @@ void build_world_state() {
     std::fprintf(stderr,
                  "cachecomm preload: building MPI_COMM_WORLD's state at MPI_Init failed on world "
                  "rank %d (%s); its collectives pass to MPI\n",
-                 rank, e.what());
+                 rank, message_of(std::current_exception()).c_str());
   }
 }
 

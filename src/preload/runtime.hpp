@@ -105,9 +105,10 @@ class cachecomm_scope {
   bool m_previous;
 };
 
-/// After PMPI_Init/PMPI_Init_thread succeeded: reads the settings, creates the attribute key.
+/// After PMPI_Init/PMPI_Init_thread succeeded: reads the settings, creates the attribute key,
+/// then build_world_state().
 void start(int provided_thread_level);
-/// After start(): builds MPI_COMM_WORLD's state and nonblocking channel at once, where a
+/// Run by start(): builds MPI_COMM_WORLD's state and nonblocking channel at once, where a
 /// nonblocking collective may be served. MPI_Init is the one collective moment a program that
 /// makes only nonblocking collectives on the world has (OSU's osu_ibarrier, a pipelined solver):
 /// a start must stay local, so it cannot build the state, and without a blocking collective the
