@@ -26,6 +26,7 @@ struct runtime {
   bool summary = false;
   int thread_level = MPI_THREAD_SINGLE;
   long long warmup = 3;
+  long long eager_children = 8;       ///< CACHECOMM_PRELOAD_EAGER_CHILDREN
   std::uint16_t mpi_warmup = 0;       ///< resolved CACHECOMM_PRELOAD_MPI_WARMUP
   std::size_t nonblocking_bytes = 0;  ///< the setting (0: automatic)
   std::uint32_t nonblocking_slots = 0;
@@ -218,6 +219,7 @@ void start(int provided_thread_level) {
     r.enabled = read.enabled;
     r.summary = read.summary;
     r.warmup = read.warmup;
+    r.eager_children = read.eager_children;
     r.mpi_warmup = static_cast<std::uint16_t>(read.mpi_warmup);
     r.op_enabled = read.serve;
     r.nonblocking_bytes = read.nonblocking_bytes;
@@ -316,25 +318,53 @@ void build_state(MPI_Comm comm, comm_state& state) {
 
 }  // namespace
 
-void build_world_state() {
+namespace {
+
+/// Whether a creation call may build the state of what it makes: the same answer on every rank
+/// (settings, the world's state), never inside cachecomm's own calls.
+bool may_build_at_creation() {
   const runtime& r = rt();
-  if (!r.started || !r.enabled || !nonblocking_may_serve()) return;
-  comm_state* state = state_for(MPI_COMM_WORLD);
+  return r.started && r.enabled && nonblocking_may_serve() && !inside_cachecomm();
+}
+
+/// Builds `comm`'s state inside `call`, a creation call every member of `comm` is in. A failure
+/// prints a warning and the communicator's calls pass to MPI; the creation call still succeeds.
+void build_at_creation(MPI_Comm comm, const char* call) {
+  comm_state* state = state_for(comm);
   if (state == nullptr || state->unusable || state->fast) return;
   cachecomm_scope scope;
   try {
-    build_state(MPI_COMM_WORLD, *state);
+    build_state(comm, *state);
   } catch (...) {
-    // As when a collective's build fails, but MPI_Init itself succeeded: a warning, and the
-    // world's calls pass to MPI.
     state->unusable = outcome::state_failed;
     int rank = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::fprintf(stderr,
-                 "cachecomm preload: building MPI_COMM_WORLD's state at MPI_Init failed on world "
-                 "rank %d (%s); its collectives pass to MPI\n",
-                 rank, message_of(std::current_exception()).c_str());
+                 "cachecomm preload: building a communicator's state in %s failed on world rank "
+                 "%d (%s); its collectives pass to MPI\n",
+                 call, rank, message_of(std::current_exception()).c_str());
   }
+}
+
+}  // namespace
+
+void build_world_state() {
+  if (may_build_at_creation()) build_at_creation(MPI_COMM_WORLD, "MPI_Init");
+}
+
+void build_child_state(MPI_Comm parent, MPI_Comm child, const char* call) {
+  if (!may_build_at_creation()) return;
+  comm_state* parent_state = state_for(parent);
+  if (parent_state == nullptr) return;
+  // Counted on every rank of the parent, whether or not it is in a child: every rank of the
+  // parent makes the same creation calls on it in the same order, so the members of any child
+  // agree on its number. (Nothing that differs between them, such as the children they have
+  // freed, may enter the decision: a member that builds while another does not deadlocks both.)
+  if (parent_state->children_made++ >= rt().eager_children || child == MPI_COMM_NULL) return;
+  // Where the job spans nodes, nonblocking calls are not served (multi-node): stay lazy.
+  const comm_state* world = state_for(MPI_COMM_WORLD);
+  if (world == nullptr || !world->fast || world->fast->topology().node_count != 1) return;
+  build_at_creation(child, call);
 }
 
 cachecomm::comm* fast_comm(MPI_Comm comm, outcome& why_not, int& error_code, bool skip_warmup,

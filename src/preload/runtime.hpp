@@ -47,6 +47,8 @@ struct comm_state {
   /// For reuse by the next communicator of this group once this one is freed (state_pool.hpp).
   std::vector<int> members;
   std::uint64_t token = 0;  ///< 0: never kept
+  /// Communicators made from this one by blocking creation calls (build_child_state).
+  long long children_made = 0;
 
   comm_state() = default;
   comm_state(const comm_state&) = delete;
@@ -112,9 +114,15 @@ void start(int provided_thread_level);
 /// nonblocking collective may be served. MPI_Init is the one collective moment a program that
 /// makes only nonblocking collectives on the world has (OSU's osu_ibarrier, a pipelined solver):
 /// a start must stay local, so it cannot build the state, and without a blocking collective the
-/// world's calls would all pass to MPI (warming-up). Other communicators are built lazily (their
-/// blocking collectives, after the warm-up): short-lived ones never pay for shared memory.
+/// world's calls would all pass to MPI (warming-up).
 void build_world_state();
+/// After a blocking creation call on `parent` returned `child` (MPI_COMM_NULL on a rank outside
+/// it), on every rank of `parent`: builds the child's state in that call, for the same reason as
+/// the world's, for the first CACHECOMM_PRELOAD_EAGER_CHILDREN children of each parent, on one
+/// node. Later children, and those made otherwise (MPI_Comm_idup, MPI_Comm_create_group), are
+/// built lazily by their blocking collectives after the warm-up: a program that makes many
+/// communicators and few collective calls on each pays no shared memory for them.
+void build_child_state(MPI_Comm parent, MPI_Comm child, const char* call);
 /// Before PMPI_Finalize: frees every cachecomm state, prints the summary when asked.
 void stop();
 

@@ -93,6 +93,18 @@ const setting<long long> warmup_setting{
     "built "
     "for it (short-lived communicators never pay for the shared memory).",
     {.min = 0}};
+// The world's state is built at MPI_Init (a program may make only nonblocking collectives); a
+// communicator made from another by a blocking creation call gets its state in that call too,
+// for the first few of each parent: every member is in the call, and a start must stay local.
+const setting<long long> eager_children_setting{
+    "CACHECOMM_PRELOAD_EAGER_CHILDREN",
+    8,
+    "Preload library: communicators made from one parent by MPI_Comm_dup, MPI_Comm_dup_with_info, "
+    "MPI_Comm_split, MPI_Comm_split_type or MPI_Comm_create whose cachecomm state is built in that "
+    "call, where nonblocking collectives may be served and the job is on one node, so that a "
+    "communicator that sees only nonblocking collectives is served from its first (later ones: "
+    "after the warm-up of blocking calls; 0: none).",
+    {.min = 0}};
 // Intel MPI 2021 sets up its shared-memory collectives over its first ~550 calls of an operation
 // (one call in four 10-20 us slower, whatever the size). Served by cachecomm, those calls come
 // later, when online selection times the MPI's call at 16 KiB and more, and a cold MPI loses
@@ -157,6 +169,7 @@ preload_settings read_preload_settings(const config& settings) {
   result.enabled = preload_setting.read(settings);
   result.summary = summary_setting.read(settings);
   result.warmup = warmup_setting.read(settings);
+  result.eager_children = eager_children_setting.read(settings);
   result.mpi_warmup = mpi_warmup_setting.read(settings);
   result.nonblocking_bytes = static_cast<std::size_t>(nonblocking_bytes_setting.read(settings));
   result.nonblocking_slots = static_cast<std::uint32_t>(nonblocking_slots_setting.read(settings));

@@ -14,6 +14,9 @@ struct preload_settings {
   bool enabled = false;  ///< CACHECOMM_PRELOAD
   bool summary = false;  ///< CACHECOMM_PRELOAD_SUMMARY
   long long warmup = 3;  ///< CACHECOMM_PRELOAD_WARMUP
+  /// CACHECOMM_PRELOAD_EAGER_CHILDREN: communicators made from one parent whose state is built in
+  /// the call that makes them (runtime.hpp, build_child_state).
+  long long eager_children = 8;
   /// CACHECOMM_PRELOAD_MPI_WARMUP: calls of each data collective per communicator passed to MPI
   /// before cachecomm serves that collective there (see settings.cpp).
   long long mpi_warmup = 0;

@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   int* seen = calloc((size_t)(rounds * fields), sizeof(int));
   int failures = 0;
 
-  /* A fresh communicator: the state is built during the rounds (after the warm-up barriers). */
+  /* A fresh communicator: the state is built during the rounds (after the warm-up barriers; the
+   * test runs with CACHECOMM_PRELOAD_EAGER_CHILDREN=0, as for a parent's later children). */
   MPI_Comm fresh;
   MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
   int wrong = crossed_rounds(fresh, rounds, seen);

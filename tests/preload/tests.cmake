@@ -280,25 +280,47 @@ set(preload_nonblocking_served --served MPI_Ibarrier --served MPI_Ibcast --serve
                                --served MPI_Iallreduce --served MPI_Iallgather)
 preload_case(preload_nonblocking RANKS 1 2 3 4 8
   ARGS ${preload_nonblocking_served} --no-reason MPI_Iallreduce:beyond-nonblocking-slot
-       --no-reason MPI_Ibcast:derived-datatype --no-reason MPI_Ibcast:beyond-nonblocking-slot --reason MPI_Ibarrier:warming-up
+       --no-reason MPI_Ibcast:derived-datatype --no-reason MPI_Ibcast:beyond-nonblocking-slot
+       --no-reason MPI_Ibarrier:warming-up
        -- $<TARGET_FILE:preload_nonblocking>)
-# A program with no blocking collective at all: the world's state is built at MPI_Init, so every
-# nonblocking call is served, none passes to MPI (before session 32 all of them did: warming-up).
+# The same with the children (dup, split) built lazily, by their blocking calls after the warm-up:
+# their first nonblocking calls pass to MPI.
+preload_case(preload_nonblocking.lazy_children RANKS 3
+  ARGS ${preload_nonblocking_served} --env CACHECOMM_PRELOAD_EAGER_CHILDREN=0
+       --reason MPI_Ibarrier:warming-up -- $<TARGET_FILE:preload_nonblocking>)
+# A program with no blocking collective at all: the world's state is built at MPI_Init and its
+# children's (dup, dup_with_info, split, split_type) in the calls that make them, so every
+# nonblocking call is served, none passes to MPI (before session 32 all of them did: warming-up;
+# before session 33, all of the children's).
 preload_case(preload_nonblocking_only RANKS 1 2 3 4
   ARGS --summary-regex "MPI_Ibarrier +served +[1-9][0-9]* +passed +0$"
        --summary-regex "MPI_Iallreduce +served +[1-9][0-9]* +passed +0$"
        --summary-regex "MPI_Ibcast +served +[1-9][0-9]* +passed +0$"
        -- $<TARGET_FILE:preload_nonblocking_only>)
+# 12 duplicates of the world, 20 rounds on each: the first 8 are built in MPI_Comm_dup
+# (CACHECOMM_PRELOAD_EAGER_CHILDREN), the last 4 pass their 80 calls of each kind to MPI (the
+# summary sums over ranks).
+foreach(np IN ITEMS 1 2 3)
+  math(EXPR served "160 * ${np}")
+  math(EXPR passed "80 * ${np}")
+  preload_case(preload_nonblocking_only.many_children RANKS ${np}
+    ARGS --summary-regex "MPI_Iallreduce +served +${served} +passed +${passed} +\\(warming-up ${passed}\\)$"
+         --summary-regex "MPI_Ibcast +served +${served} +passed +${passed} +\\(warming-up ${passed}\\)$"
+         -- $<TARGET_FILE:preload_nonblocking_only> many-children)
+endforeach()
 # Ranks starting one MPI_Iallreduce on either side of a barrier (mpi4py's fallback Comm.Iagree),
 # while the communicator's state and nonblocking area get built and after: the early rank's call
 # must neither hang the barrier nor be matched with anything else. A hang fails within 60 s.
 # With more than one rank, the calls started before the nonblocking area existed on some rank go
 # to MPI on every rank (nonblocking-setup).
+# The duplicate it runs on is built lazily (CACHECOMM_PRELOAD_EAGER_CHILDREN=0), as any
+# communicator beyond a parent's first children is.
 preload_case(preload_crossed_nonblocking RANKS 1 RUN_LIMIT 60
-  ARGS --served MPI_Iallreduce --served MPI_Barrier -- $<TARGET_FILE:preload_crossed_nonblocking>)
+  ARGS --served MPI_Iallreduce --served MPI_Barrier --env CACHECOMM_PRELOAD_EAGER_CHILDREN=0
+       -- $<TARGET_FILE:preload_crossed_nonblocking>)
 preload_case(preload_crossed_nonblocking RANKS 2 3 4 RUN_LIMIT 60
   ARGS --served MPI_Iallreduce --served MPI_Barrier --reason MPI_Iallreduce:nonblocking-setup
-       -- $<TARGET_FILE:preload_crossed_nonblocking>)
+       --env CACHECOMM_PRELOAD_EAGER_CHILDREN=0 -- $<TARGET_FILE:preload_crossed_nonblocking>)
 # MPI_Ialltoall, MPI_Igather, MPI_Iscatter, MPI_Ireduce_scatter_block, MPI_Iscan, MPI_Iexscan
 # against the system MPI's blocking answer (PMPI_) in the same run.
 preload_case(preload_nonblocking_blocks RANKS 1 2 3 4 8
