@@ -422,6 +422,18 @@ preload_case(preload_pipelined_cg RANKS 1 2 3 4 8
 
 # The back-to-back loop (bench/peers/osu_compare.sh's b2b-<op>), preloaded at 3 ranks: its rows in
 # OSU's layout up to the largest size (a smoke test: no timing is asserted).
+# The paired A/B bench, preloaded at 3 ranks: a row for every size of a served and a passed-through
+# call, ratios printed (a smoke test: no timing is asserted).
+if(TARGET cachecomm-paired-bench)
+  add_test(NAME paired_bench_smoke.np3
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${CACHECOMM_MPIEXEC_FLAGS}
+                   env LD_PRELOAD=${preload_first_libs}$<TARGET_FILE:cachecomm_mpi>
+                   $<TARGET_FILE:cachecomm-paired-bench> --ops allreduce,iallgather -m 4:4096 -i 5
+                   --pairs 3 --warmup 5)
+  set_tests_properties(paired_bench_smoke.np3 PROPERTIES TIMEOUT 120 LABELS "mpi;preload;np3;bench"
+    ENVIRONMENT "CACHECOMM_TIMEOUT=60;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    PASS_REGULAR_EXPRESSION "preload loaded\n(.*\n)*# allreduce\n.*\n +4 +[0-9.]+ +[0-9.]+ +[0-9.]+ (.*\n)* +4096 (.*\n)*# iallgather\n(.*\n)* +4096 +[0-9.]+")
+endif()
 if(TARGET cachecomm-b2b-bench)
   add_test(NAME b2b_bench_smoke.np3
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${CACHECOMM_MPIEXEC_FLAGS}
