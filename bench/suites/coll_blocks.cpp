@@ -225,14 +225,15 @@ void run_block_op(coll_context& context, block_op op) {
                else
                  MPI_Scan(send.data(), receive.data(), n, MPI_DOUBLE, MPI_SUM, mpi);
              }});
-        // One algorithm (the inputs in rank order): the automatic row is the only cachecomm row.
-        candidates.push_back(
-            {"cachecomm", "auto", [&, exclusive] {
-               if (exclusive)
-                 exscan(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum);
-               else
-                 scan(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum);
-             }});
+        add_algorithms(candidates, all_scan_algorithms(), [&, exclusive](scan_algorithm algorithm) {
+          if (exclusive)
+            exscan(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum,
+                   algorithm);
+          else
+            scan(c, send.data(), receive.data(), count, datatype::float64, reduce_op::sum,
+                 algorithm);
+        });
+        explain = [&, exclusive] { return explain_scan(c, bytes, exclusive).algorithm; };
         break;
       }
     }

@@ -342,6 +342,31 @@ constexpr std::array alltoallvs = {
                     with_single_copy},
 };
 
+// scan and exscan: through slots or the region, or single copy (where the kernel refuses it: the
+// region).
+constexpr std::array scans = {
+    scan_entry{scan_algorithm::region, "region",
+               "every rank but the last copies its input into its slot or its part of the data "
+               "region (pipelined); rank r combines the inputs of ranks 0..r in rank order",
+               [](coll_engine& engine, const void* input, void* output, std::size_t count,
+                  datatype type, reduce_op op, bool exclusive) {
+                 engine.scan_region(input, output, count, type, op, exclusive);
+               },
+               always},
+    scan_entry{scan_algorithm::single_copy, "single-copy",
+               "rank r pulls the inputs of ranks 0..r-1 straight from their buffers in pipeline "
+               "chunks and combines them in rank order (cross-memory attach; where the kernel "
+               "refuses it: region)",
+               [](coll_engine& engine, const void* input, void* output, std::size_t count,
+                  datatype type, reduce_op op, bool exclusive) {
+                 if (engine.node_size() > 1 && engine.single_copy_available())
+                   engine.scan_single_copy(input, output, count, type, op, exclusive);
+                 else
+                   engine.scan_region(input, output, count, type, op, exclusive);
+               },
+               with_single_copy},
+};
+
 // Entry i has id i + 1 (0 is `automatic`), so a lookup is an index.
 template <typename Entry, std::size_t count>
 constexpr bool in_enum_order(const std::array<Entry, count>& table) {
@@ -354,7 +379,8 @@ static_assert(in_enum_order(broadcasts) && in_enum_order(reductions) && in_enum_
               in_enum_order(barriers));
 static_assert(in_enum_order(gathers) && in_enum_order(scatters) && in_enum_order(alltoalls));
 static_assert(in_enum_order(reduce_scatters) && in_enum_order(allgathervs) &&
-              in_enum_order(gathervs) && in_enum_order(scattervs) && in_enum_order(alltoallvs));
+              in_enum_order(gathervs) && in_enum_order(scattervs) && in_enum_order(alltoallvs) &&
+              in_enum_order(scans));
 
 template <typename Entry, typename Id>
 const Entry& lookup(std::span<const Entry> table, Id id, const char* collective) {
@@ -438,6 +464,12 @@ std::span<const alltoallv_entry> alltoallv_registry() {
 const alltoallv_entry& entry_of(alltoallv_algorithm id) {
   return lookup(alltoallv_registry(), id, "alltoallv");
 }
+std::span<const scan_entry> scan_registry() {
+  return scans;
+}
+const scan_entry& entry_of(scan_algorithm id) {
+  return lookup(scan_registry(), id, "scan");
+}
 const reduce_scatter_entry& entry_of(reduce_scatter_algorithm id) {
   return lookup(reduce_scatter_registry(), id, "reduce-scatter");
 }
@@ -471,6 +503,17 @@ const barrier_entry& entry_of(barrier_algorithm id) {
 }
 
 }  // namespace detail
+
+std::string_view to_string(scan_algorithm algorithm) {
+  return detail::name_of(detail::scan_registry(), algorithm);
+}
+scan_algorithm parse_scan_algorithm(std::string_view text) {
+  return detail::parse(detail::scan_registry(), text, "scan");
+}
+const std::vector<scan_algorithm>& all_scan_algorithms() {
+  static const std::vector<scan_algorithm> all = detail::ids_of(detail::scan_registry());
+  return all;
+}
 
 std::string_view to_string(gather_algorithm algorithm) {
   return detail::name_of(detail::gather_registry(), algorithm);

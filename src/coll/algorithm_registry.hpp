@@ -142,6 +142,10 @@ using allgatherv_entry = algorithm_entry<allgatherv_algorithm, vector_function>;
 using gatherv_entry = algorithm_entry<gatherv_algorithm, vector_function>;
 using scatterv_entry = algorithm_entry<scatterv_algorithm, vector_function>;
 using alltoallv_entry = algorithm_entry<alltoallv_algorithm, exchange_function>;
+/// scan and exscan (`exclusive`); `input` may equal `output`.
+using scan_function = void (*)(coll_engine& engine, const void* input, void* output,
+                               std::size_t count, datatype type, reduce_op op, bool exclusive);
+using scan_entry = algorithm_entry<scan_algorithm, scan_function>;
 
 /// Every concrete algorithm of each collective, in enum order (entry i has id i + 1).
 [[nodiscard]] std::span<const broadcast_entry> broadcast_registry();
@@ -156,6 +160,7 @@ using alltoallv_entry = algorithm_entry<alltoallv_algorithm, exchange_function>;
 [[nodiscard]] std::span<const gatherv_entry> gatherv_registry();
 [[nodiscard]] std::span<const scatterv_entry> scatterv_registry();
 [[nodiscard]] std::span<const alltoallv_entry> alltoallv_registry();
+[[nodiscard]] std::span<const scan_entry> scan_registry();  ///< scan and exscan
 
 /// The entry of a concrete algorithm; throws usage_error for `automatic` or an unknown value.
 [[nodiscard]] const broadcast_entry& entry_of(broadcast_algorithm id);
@@ -170,6 +175,7 @@ using alltoallv_entry = algorithm_entry<alltoallv_algorithm, exchange_function>;
 [[nodiscard]] const gatherv_entry& entry_of(gatherv_algorithm id);
 [[nodiscard]] const scatterv_entry& entry_of(scatterv_algorithm id);
 [[nodiscard]] const alltoallv_entry& entry_of(alltoallv_algorithm id);
+[[nodiscard]] const scan_entry& entry_of(scan_algorithm id);
 
 /// "auto, name1, name2, ..." for a setting's description and a parse error.
 template <typename Entry>

@@ -73,6 +73,11 @@ algorithm_choice explain_scatter(comm& c, std::size_t block_bytes) {
       explained(
           detail::select_scatter(selection_for(c, engine, block_bytes), engine.tuning().scatter)));
 }
+algorithm_choice explain_scan(comm& c, std::size_t bytes, bool exclusive) {
+  auto& engine = engine_of(c);
+  return detail::explained(
+      detail::select_scan(selection_for(c, engine, bytes), engine.tuning().scan, exclusive));
+}
 algorithm_choice explain_alltoall(comm& c, std::size_t block_bytes) {
   auto& engine = engine_of(c);
   return detail::explain_automatic(
@@ -163,7 +168,7 @@ void alltoall(comm& c, const void* send, void* receive, std::size_t count_per_ra
 namespace {
 
 void prefix(comm& c, const void* send, void* receive, std::size_t count, datatype type,
-            reduce_op op, bool exclusive) {
+            reduce_op op, bool exclusive, scan_algorithm algorithm) {
   const char* what = exclusive ? "exscan" : "scan";
   auto& engine = blocking_engine_of(c);
   if (detail::check_prefix_arguments(what, send, receive, count, type, op) == 0) return;
@@ -181,19 +186,32 @@ void prefix(comm& c, const void* send, void* receive, std::size_t count, datatyp
     }
     return;
   }
-  engine.scan(input, receive, count, type, op, exclusive);
+  if (algorithm == scan_algorithm::automatic) {
+    algorithm = detail::select_scan(selection_for(c, engine, count * size_of(type)),
+                                    engine.tuning().scan, exclusive)
+                    .algorithm;
+  }
+  engine.scan(input, receive, count, type, op, exclusive, algorithm);
 }
 
 }  // namespace
 
 void scan(comm& c, const void* send, void* receive, std::size_t count, datatype type,
           reduce_op op) {
-  prefix(c, send, receive, count, type, op, false);
+  prefix(c, send, receive, count, type, op, false, scan_algorithm::automatic);
+}
+void scan(comm& c, const void* send, void* receive, std::size_t count, datatype type, reduce_op op,
+          scan_algorithm algorithm) {
+  prefix(c, send, receive, count, type, op, false, algorithm);
 }
 
 void exscan(comm& c, const void* send, void* receive, std::size_t count, datatype type,
             reduce_op op) {
-  prefix(c, send, receive, count, type, op, true);
+  prefix(c, send, receive, count, type, op, true, scan_algorithm::automatic);
+}
+void exscan(comm& c, const void* send, void* receive, std::size_t count, datatype type,
+            reduce_op op, scan_algorithm algorithm) {
+  prefix(c, send, receive, count, type, op, true, algorithm);
 }
 
 }  // namespace cachecomm

@@ -134,6 +134,7 @@ coll_engine::coll_engine(comm_impl& impl) {
   m_tuning.gather = settings.gather;
   m_tuning.scatter = settings.scatter;
   m_tuning.alltoall = settings.alltoall;
+  m_tuning.scan = settings.scan;
   m_online =
       online_selector(settings.online_selection, settings.online_recheck, settings.selection_metric,
                       m_oversubscribed, settings.online_budget_percent);

@@ -9,6 +9,7 @@
 // Sequence numbers only grow, so nothing is ever reset.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -49,6 +50,7 @@ struct coll_tuning {
   gather_algorithm gather = gather_algorithm::automatic;
   scatter_algorithm scatter = scatter_algorithm::automatic;
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;
+  scan_algorithm scan = scan_algorithm::automatic;  // CACHECOMM_SCAN
   // CACHECOMM_REDUCE_SCATTER / _ALLGATHERV / _GATHERV
   reduce_scatter_algorithm reduce_scatter = reduce_scatter_algorithm::automatic;
   allgatherv_algorithm allgatherv = allgatherv_algorithm::automatic;
@@ -132,9 +134,13 @@ class coll_engine {
   void alltoall(const void* input, void* output, std::size_t block_bytes,
                 alltoall_algorithm algorithm);
   /// Prefix reduction in rank order (scan.cpp); `exclusive`: node rank 0's output is untouched.
-  /// `input` may equal `output`.
+  /// `input` may equal `output`. Both algorithms give the same bits (the rank-ordered fold).
   void scan(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
-            bool exclusive);
+            bool exclusive, scan_algorithm algorithm);
+  void scan_region(const void* input, void* output, std::size_t count, datatype type, reduce_op op,
+                   bool exclusive);
+  void scan_single_copy(const void* input, void* output, std::size_t count, datatype type,
+                        reduce_op op, bool exclusive);
 
   /// reduce_scatter_block (reduce_scatter_block.cpp): node rank r's output is block r of every
   /// input combined in rank order; `output` may be `input` (its first block receives the result).
@@ -402,6 +408,15 @@ class coll_engine {
   static constexpr std::size_t reduce_gather_chunk = 64U << 10;
   /// Bytes of one rank's slice of a chunk in reduce_split (smaller when the region is short).
   static constexpr std::size_t split_slice_bytes = 16U << 10;
+  /// Bytes each rank pulls from one other rank per single-copy step of a reduction (the pulled
+  /// inputs stay in the puller's cache for the fold).
+  static constexpr std::size_t pull_chunk_bytes = 64U << 10;
+  /// Bytes per step of one block: whole elements, whole cache lines where a line fits.
+  static std::size_t whole_chunk(std::size_t room, std::size_t element) {
+    std::size_t chunk = std::max<std::size_t>(element, room / element * element);
+    if (chunk >= cache_line_size) chunk = chunk / cache_line_size * cache_line_size;
+    return chunk;
+  }
   /// Single copy: publishes `address` for this step's readers (the address line, then `posted`).
   void publish_address(std::uint32_t step, const void* address);
   /// The address `rank` published for `step` (waits for it).

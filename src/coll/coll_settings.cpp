@@ -88,6 +88,9 @@ const setting<scatter_algorithm> scatter_setting{
 const setting<alltoall_algorithm> alltoall_setting{
     "CACHECOMM_ALLTOALL", "auto", algorithm_setting_text("Alltoall", alltoall_registry()),
     algorithm_choices(alltoall_registry())};
+const setting<scan_algorithm> scan_setting{
+    "CACHECOMM_SCAN", "auto", algorithm_setting_text("Scan and exscan", scan_registry()),
+    algorithm_choices(scan_registry())};
 
 // auto by default: from online_selector::automatic_min_bytes only (online_selection.hpp says why).
 const setting<online_mode> online_setting{
@@ -169,6 +172,7 @@ coll_settings read_coll_settings(const config& settings) {
   result.gather = gather_setting.read(settings);
   result.scatter = scatter_setting.read(settings);
   result.alltoall = alltoall_setting.read(settings);
+  result.scan = scan_setting.read(settings);
   result.online_selection = online_setting.read(settings);
   result.online_recheck = recheck_setting.read(settings);
   result.online_budget_percent = static_cast<unsigned>(budget_setting.read(settings));

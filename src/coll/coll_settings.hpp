@@ -31,6 +31,7 @@ struct coll_settings {
   gather_algorithm gather = gather_algorithm::automatic;           ///< CACHECOMM_GATHER
   scatter_algorithm scatter = scatter_algorithm::automatic;        ///< CACHECOMM_SCATTER
   alltoall_algorithm alltoall = alltoall_algorithm::automatic;     ///< CACHECOMM_ALLTOALL
+  scan_algorithm scan = scan_algorithm::automatic;                 ///< CACHECOMM_SCAN (both)
   online_mode online_selection = online_mode::automatic;           ///< CACHECOMM_ONLINE_SELECTION
   bool online_recheck = true;                                      ///< CACHECOMM_ONLINE_RECHECK
   unsigned online_budget_percent = 0;                              ///< CACHECOMM_ONLINE_BUDGET

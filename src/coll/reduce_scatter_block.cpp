@@ -15,21 +15,6 @@
 
 namespace cachecomm::detail {
 
-namespace {
-
-/// Bytes per step of one block: whole elements, whole cache lines where a line fits.
-std::size_t chunk_of(std::size_t room, std::size_t element) {
-  std::size_t chunk = std::max<std::size_t>(element, room / element * element);
-  if (chunk >= cache_line_size) chunk = chunk / cache_line_size * cache_line_size;
-  return chunk;
-}
-
-/// Bytes each rank pulls from one other rank per single-copy step (the pulled blocks stay in the
-/// puller's cache for the reduction).
-constexpr std::size_t pull_chunk_bytes = 64U << 10;
-
-}  // namespace
-
 void coll_engine::reduce_scatter_block(const void* input, void* output, std::size_t count,
                                        datatype type, reduce_op op,
                                        reduce_scatter_algorithm algorithm) {
@@ -114,7 +99,7 @@ void coll_engine::reduce_scatter_central(const reduce_scatter_call& call) {
   // (destination_chunks), the blocks' elements [first, first + per_step) in one step. In place, the
   // result overwrites the start of the input only up to what this step has already staged (every
   // block starts at or after its result's place).
-  const std::size_t chunk = chunk_of(
+  const std::size_t chunk = whole_chunk(
       fitted_chunk(m_tuning.region_bytes / (size * size), call.largest * element), element);
   const std::size_t per_step = chunk / element;
   // Messages smaller than a rank's share of a half rotate through it (region_ring).
@@ -168,7 +153,8 @@ void coll_engine::reduce_scatter_single_copy(const reduce_scatter_call& call) {
                                             "reduce-scatter (a rank's input address)");
     }
   }
-  const std::size_t chunk = chunk_of(std::min(pull_chunk_bytes, std::max(block, element)), element);
+  const std::size_t chunk =
+      whole_chunk(std::min(pull_chunk_bytes, std::max(block, element)), element);
   const std::size_t per_step = chunk / element;
   m_pulled.resize(size * chunk);
   int error_number = 0;

@@ -74,6 +74,8 @@ inline constexpr std::size_t single_copy_gather_min_bytes = 128U << 10;
 /// (system_gather_reason).
 inline constexpr std::size_t system_gather_min_bytes = single_copy_gather_min_bytes;
 inline constexpr std::size_t single_copy_blocks_min_bytes = 64U << 10;
+/// Single-copy exscan from this vector size (2 ranks per node on their own cores; select_scan).
+inline constexpr std::size_t single_copy_exscan_min_bytes = 16U << 10;
 /// The rules' alltoallv pulls from this largest block that left the slots (below: through the data
 /// region; online selection measures both from 16 KiB and may pick either or MPI's call). At 2
 /// ranks, osu_alltoallv at 32 KiB preloaded: 4.8-6.0 us pulled (median 5.0) against 5.5-6.1
@@ -682,6 +684,35 @@ inline selection<reduce_scatter_algorithm> select_reduce_scatter(
   return {reduce_scatter_algorithm::central,
           "inputs through shared memory: each rank copies its input into its slot (or its part "
           "of the data region), each combines its block of all inputs in rank order"};
+}
+
+// Scan and exscan. Through the region every input is copied twice (in by its owner, out by each
+// higher rank, one pipeline handshake per chunk); single copy reads each straight from its owner's
+// buffer, one system call per chunk. At 2 ranks the exscan is a pure move (rank 1 gets rank 0's
+// input), the scan a move and a fold. On the Zen 3 VM (Open MPI 4.1, hot buffers, session 33;
+// cachecomm-bench coll, every candidate in one run, per call, time / MPI's) the vCPUs' placement
+// decided which path was fast, launch by launch:
+// - exscan 16 KiB-4 MiB: region 0.29-0.96 in a fast launch, 1.30-2.33 in a slow one; single copy
+//   0.81-0.99 and 0.82-1.06 (the MPI's own call is one cross-memory copy too). At 4 KiB the
+//   region won both (0.29, 0.61; single copy 0.81, 0.72).
+// - scan: MPI's own took 3-8x either path's (rank 1 receives, then folds), region 0.12-0.20 fast
+//   and 0.26-0.42 slow, single copy 0.23-0.43 and 0.18-0.44.
+// So single copy for the exscan from 16 KiB, where the region path's worst case was twice MPI's,
+// and the region for the scan, which wins its fast launches and is never near MPI's time. Not
+// chosen with more ranks (unmeasured: every higher rank pins the low ranks' pages at once, which
+// made the 16-rank single-copy broadcast 8-12x slower on the Xeon) or oversubscribed.
+inline selection<scan_algorithm> select_scan(const selection_input& input, scan_algorithm requested,
+                                             bool exclusive) {
+  if (requested != scan_algorithm::automatic) return {requested, "set by CACHECOMM_SCAN"};
+  if (exclusive &&
+      selection_rules::single_copy_blocks(input, thresholds::single_copy_exscan_min_bytes)) {
+    return {scan_algorithm::single_copy,
+            "large vector, 2 ranks on their own cores: rank 1 pulls rank 0's input straight from "
+            "its buffer (cross-memory attach)"};
+  }
+  return {scan_algorithm::region,
+          "inputs through shared memory: each rank but the last copies its input into its slot "
+          "(or its part of the data region), each combines the lower ranks' in rank order"};
 }
 
 inline selection<allgatherv_algorithm> select_allgatherv(const selection_input& input,

@@ -169,50 +169,61 @@ TEST(BlockCollectives, AutomaticChoiceMatchesMpi) {
   }
 }
 
+// The automatic choice and every scan algorithm (single copy pulls the lower ranks' inputs; in
+// place, from a copy of this rank's).
+std::vector<scan_algorithm> scan_algorithms() {
+  std::vector<scan_algorithm> all{scan_algorithm::automatic};
+  for (scan_algorithm algorithm : all_scan_algorithms()) all.push_back(algorithm);
+  return all;
+}
+
 TEST(BlockCollectives, ScanAndExscanMatchMpi) {
   comm c(MPI_COMM_WORLD);
-  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{64}, std::size_t{4096},
-                            std::size_t{70000}, (std::size_t{1} << 20) + 24}) {
-    for (datatype type : testing::reducible_types()) {
-      for (reduce_op op : testing::collective_ops()) {
-        if (!supports(type, op)) continue;
-        if (bytes > 4096 && op != reduce_op::sum && op != reduce_op::max) continue;
-        const std::size_t count = count_for(bytes, type);
-        const std::size_t length = count * size_of(type);
-        std::vector<unsigned char> input(length + 1), expected(length + 1), got(length + 1);
-        fill(input.data(), count, type, op, c.rank(), 5);
-        for (bool exclusive : {false, true}) {
-          std::fill(expected.begin(), expected.end(), 0xAB);
-          if (exclusive) {
-            MPI_Exscan(input.data(), expected.data(), static_cast<int>(count), mpi_type(type),
+  for (scan_algorithm algorithm : scan_algorithms())
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{64}, std::size_t{4096},
+                              std::size_t{70000}, (std::size_t{1} << 20) + 24}) {
+      for (datatype type : testing::reducible_types()) {
+        for (reduce_op op : testing::collective_ops()) {
+          if (!supports(type, op)) continue;
+          if (bytes > 4096 && op != reduce_op::sum && op != reduce_op::max) continue;
+          const std::size_t count = count_for(bytes, type);
+          const std::size_t length = count * size_of(type);
+          std::vector<unsigned char> input(length + 1), expected(length + 1), got(length + 1);
+          fill(input.data(), count, type, op, c.rank(), 5);
+          for (bool exclusive : {false, true}) {
+            std::fill(expected.begin(), expected.end(), 0xAB);
+            if (exclusive) {
+              MPI_Exscan(input.data(), expected.data(), static_cast<int>(count), mpi_type(type),
+                         mpi_op(op), MPI_COMM_WORLD);
+            } else {
+              MPI_Scan(input.data(), expected.data(), static_cast<int>(count), mpi_type(type),
                        mpi_op(op), MPI_COMM_WORLD);
-          } else {
-            MPI_Scan(input.data(), expected.data(), static_cast<int>(count), mpi_type(type),
-                     mpi_op(op), MPI_COMM_WORLD);
-          }
-          for (bool in_place_call : {false, true}) {
-            std::fill(got.begin(), got.end(), 0xAB);
-            if (in_place_call) std::memcpy(got.data(), input.data(), length);
-            const void* send = in_place_call ? in_place : input.data();
-            if (exclusive)
-              exscan(c, send, got.data(), count, type, op);
-            else
-              scan(c, send, got.data(), count, type, op);
-            // Exscan leaves rank 0's buffer as it was (MPI: undefined).
-            const bool untouched = exclusive && c.rank() == 0;
-            const bool ok =
-                untouched ? std::memcmp(got.data(), in_place_call ? input.data() : expected.data(),
-                                        length) == 0
-                          : testing::same_values(got.data(), expected.data(), count, type);
-            ASSERT_TRUE(all_ranks(ok && got[length] == 0xAB))
-                << (exclusive ? "exscan" : "scan") << " type=" << to_string(type)
-                << " op=" << to_string(op) << " count=" << count
-                << (in_place_call ? " in-place" : "");
+            }
+            for (bool in_place_call : {false, true}) {
+              std::fill(got.begin(), got.end(), 0xAB);
+              if (in_place_call) std::memcpy(got.data(), input.data(), length);
+              const void* send = in_place_call ? in_place : input.data();
+              if (exclusive)
+                exscan(c, send, got.data(), count, type, op, algorithm);
+              else
+                scan(c, send, got.data(), count, type, op, algorithm);
+              // Exscan leaves rank 0's buffer as it was (MPI: undefined).
+              const bool untouched = exclusive && c.rank() == 0;
+              const bool ok =
+                  untouched
+                      ? std::memcmp(got.data(), in_place_call ? input.data() : expected.data(),
+                                    length) == 0
+                      : testing::same_values(got.data(), expected.data(), count, type);
+              ASSERT_TRUE(all_ranks(ok && got[length] == 0xAB))
+                  << (exclusive ? "exscan" : "scan") << " (" << to_string(algorithm)
+                  << ", auto: " << explain_scan(c, length, exclusive).algorithm
+                  << ") type=" << to_string(type) << " op=" << to_string(op) << " count=" << count
+                  << (in_place_call ? " in-place" : "");
+            }
           }
         }
       }
     }
-  }
 }
 
 // Non-integer inputs: rank r's scan has the bits of the left-to-right sum over ranks 0..r.
@@ -221,30 +232,31 @@ TEST(BlockCollectives, ScanIsRankOrdered) {
   if (c.topology().node_count > 1) GTEST_SKIP() << "across nodes the scan is the system MPI's";
   const auto size = static_cast<std::size_t>(c.size());
   const auto me = static_cast<std::size_t>(c.rank());
-  for (std::size_t count : {std::size_t{3}, std::size_t{40000}, std::size_t{200001}}) {
-    std::vector<double> input(count);
-    for (std::size_t i = 0; i < count; ++i)
-      input[i] =
-          1.0 / static_cast<double>(3 + i + 7 * me) * 1e-3 + 1e3 * static_cast<double>(me % 2);
-    std::vector<double> everyone(count * size);
-    MPI_Allgather(input.data(), static_cast<int>(count), MPI_DOUBLE, everyone.data(),
-                  static_cast<int>(count), MPI_DOUBLE, MPI_COMM_WORLD);
-    std::vector<double> inclusive(everyone.begin(),
-                                  everyone.begin() + static_cast<std::ptrdiff_t>(count));
-    std::vector<double> exclusive = inclusive;
-    for (std::size_t rank = 1; rank <= me; ++rank) {
-      exclusive = inclusive;
+  for (scan_algorithm algorithm : scan_algorithms())
+    for (std::size_t count : {std::size_t{3}, std::size_t{40000}, std::size_t{200001}}) {
+      std::vector<double> input(count);
       for (std::size_t i = 0; i < count; ++i)
-        inclusive[i] = inclusive[i] + everyone[rank * count + i];
+        input[i] =
+            1.0 / static_cast<double>(3 + i + 7 * me) * 1e-3 + 1e3 * static_cast<double>(me % 2);
+      std::vector<double> everyone(count * size);
+      MPI_Allgather(input.data(), static_cast<int>(count), MPI_DOUBLE, everyone.data(),
+                    static_cast<int>(count), MPI_DOUBLE, MPI_COMM_WORLD);
+      std::vector<double> inclusive(everyone.begin(),
+                                    everyone.begin() + static_cast<std::ptrdiff_t>(count));
+      std::vector<double> exclusive = inclusive;
+      for (std::size_t rank = 1; rank <= me; ++rank) {
+        exclusive = inclusive;
+        for (std::size_t i = 0; i < count; ++i)
+          inclusive[i] = inclusive[i] + everyone[rank * count + i];
+      }
+      std::vector<double> got(count);
+      scan(c, input.data(), got.data(), count, datatype::float64, reduce_op::sum, algorithm);
+      ASSERT_TRUE(all_ranks(std::memcmp(got.data(), inclusive.data(), count * 8) == 0))
+          << "scan (" << to_string(algorithm) << ") is not the rank-ordered sum, count " << count;
+      exscan(c, input.data(), got.data(), count, datatype::float64, reduce_op::sum, algorithm);
+      ASSERT_TRUE(all_ranks(me == 0 || std::memcmp(got.data(), exclusive.data(), count * 8) == 0))
+          << "exscan (" << to_string(algorithm) << ") is not the rank-ordered sum, count " << count;
     }
-    std::vector<double> got(count);
-    scan(c, input.data(), got.data(), count, datatype::float64, reduce_op::sum);
-    ASSERT_TRUE(all_ranks(std::memcmp(got.data(), inclusive.data(), count * 8) == 0))
-        << "scan is not the rank-ordered sum, count " << count;
-    exscan(c, input.data(), got.data(), count, datatype::float64, reduce_op::sum);
-    ASSERT_TRUE(all_ranks(me == 0 || std::memcmp(got.data(), exclusive.data(), count * 8) == 0))
-        << "exscan is not the rank-ordered sum, count " << count;
-  }
 }
 
 TEST(BlockCollectives, BadArgumentsAreRefused) {

@@ -19,6 +19,7 @@ using cachecomm::barrier_algorithm;
 using cachecomm::broadcast_algorithm;
 using cachecomm::gather_algorithm;
 using cachecomm::reduce_algorithm;
+using cachecomm::scan_algorithm;
 using cachecomm::scatter_algorithm;
 using namespace cachecomm::detail;
 
@@ -495,6 +496,31 @@ TEST(selection, gather_scatter_alltoall_tables) {
             scatter_algorithm::single_copy);
   EXPECT_EQ(select_alltoall(input_of(8 * MiB, pair), alltoall_algorithm::central).reason,
             "set by CACHECOMM_ALLTOALL");
+}
+
+// exscan: single copy from 16 KiB at 2 ranks on their own cores (where the kernel allows it); the
+// inclusive scan and every other shape: the region.
+TEST(selection, scan_and_exscan) {
+  const std::size_t exscan_min = thresholds::single_copy_exscan_min_bytes;
+  EXPECT_EQ(exscan_min, 16 * KiB);
+  auto exscan = [](std::size_t bytes, node_case node) {
+    return select_scan(input_of(bytes, node), scan_algorithm::automatic, true).algorithm;
+  };
+  EXPECT_EQ(exscan(exscan_min - 1, pair), scan_algorithm::region);
+  EXPECT_EQ(exscan(exscan_min, pair), scan_algorithm::single_copy);
+  EXPECT_EQ(exscan(4 * MiB, pair_without_push), scan_algorithm::single_copy);
+  EXPECT_EQ(exscan(4 * MiB, pair_without_single_copy), scan_algorithm::region);
+  EXPECT_EQ(exscan(4 * MiB, pair_oversubscribed), scan_algorithm::region);
+  EXPECT_EQ(exscan(4 * MiB, three), scan_algorithm::region);
+  EXPECT_EQ(exscan(4 * MiB, one), scan_algorithm::region);
+  for (std::size_t bytes : {std::size_t{8}, 64 * KiB, 4 * MiB}) {
+    const auto chosen = select_scan(input_of(bytes, pair), scan_algorithm::automatic, false);
+    EXPECT_EQ(chosen.algorithm, scan_algorithm::region) << "scan of " << bytes;
+    EXPECT_FALSE(chosen.reason.empty());
+  }
+  const auto forced = select_scan(input_of(8, three), scan_algorithm::single_copy, false);
+  EXPECT_EQ(forced.algorithm, scan_algorithm::single_copy);
+  EXPECT_EQ(forced.reason, "set by CACHECOMM_SCAN");
 }
 
 // scatterv and allgatherv: single copy from 64 KiB blocks at 2 ranks on their own cores;
