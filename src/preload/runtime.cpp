@@ -316,10 +316,6 @@ void build_state(MPI_Comm comm, comm_state& state) {
   prepare_channel(state);
 }
 
-}  // namespace
-
-namespace {
-
 /// Whether a creation call may build the state of what it makes: the same answer on every rank
 /// (settings, the world's state), never inside cachecomm's own calls.
 bool may_build_at_creation() {
