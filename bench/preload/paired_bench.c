@@ -75,10 +75,6 @@ static void call(int op, int side, size_t bytes) {
   void* r = receive_buffer;
   MPI_Comm w = MPI_COMM_WORLD;
   MPI_Request q = MPI_REQUEST_NULL;
-  for (int i = 0; i < size; ++i) {
-    counts[i] = n;
-    displacements[i] = i * n;
-  }
   switch (op) {
     case op_barrier: CALL(side, MPI_Barrier, w); break;
     case op_bcast: CALL(side, MPI_Bcast, s, n, MPI_BYTE, 0, w); break;
@@ -265,6 +261,12 @@ int main(int argc, char** argv) {
       if (is_reduction(op) && bytes < sizeof(float)) continue;
       long scaled = bytes == 0 ? (long)calls * 8 : (long)calls * 8192 / (long)bytes;
       scaled = scaled < 4 ? 4 : scaled > (long)calls * 8 ? (long)calls * 8 : scaled;
+      /* The v-calls' counts and displacements: one block per rank, set outside the timed calls. */
+      const int n = (int)(is_reduction(op) ? bytes / sizeof(float) : bytes);
+      for (int i = 0; i < size; ++i) {
+        counts[i] = n;
+        displacements[i] = i * n;
+      }
       for (int i = 0; i < warmup; ++i) call(op, 0, bytes);
       for (int i = 0; i < warmup / 8 + 1; ++i) call(op, 1, bytes);
       for (int p = 0; p < pairs; ++p) {
