@@ -52,7 +52,8 @@ std::size_t segment_bytes(int ranks, std::uint32_t ring, std::size_t slots_offse
 }  // namespace
 
 nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_bytes,
-                                         std::uint32_t ring, const wait_policy& policy)
+                                         std::uint32_t ring, const wait_policy& policy,
+                                         const cross_memory* single_copy, bool every_move)
     : m_rank(rank_of(node_comm)),
       m_size(size_of_comm(node_comm)),
       m_slot_bytes(slot_bytes),
@@ -73,6 +74,12 @@ nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_by
   m_released_seen.assign(static_cast<std::size_t>(m_size), 0);
   m_inputs.resize(static_cast<std::size_t>(m_size));
   m_parts_left.resize(static_cast<std::size_t>(m_size));
+  // Single copy needs both directions (a reader pulls, an owner pushes) and a claim word per reader
+  // on the owner's header line (nonblocking_single_copy.cpp).
+  if (single_copy != nullptr && single_copy->can_read() && single_copy->can_write() && m_size > 1 &&
+      m_size <= nonblocking_single_copy_max_ranks)
+    m_cross = *single_copy;
+  m_single_copy_every_move = every_move;
 }
 
 namespace {
@@ -161,7 +168,8 @@ std::size_t nonblocking_channel::chunk_capacity(const nonblocking_call& call) co
 
 std::uint32_t nonblocking_channel::chunks(const nonblocking_call& call) const {
   const std::size_t capacity = chunk_capacity(call);
-  if (call.kind == nonblocking_kind::barrier || call.bytes <= capacity) return 1;
+  if (call.kind == nonblocking_kind::barrier || call.bytes <= capacity || single_copy(call))
+    return 1;
   return static_cast<std::uint32_t>((call.bytes + capacity - 1) / capacity);
 }
 
@@ -193,6 +201,8 @@ nonblocking_call nonblocking_channel::chunk(const nonblocking_call& call,
 }
 
 std::size_t nonblocking_channel::slot_span(const nonblocking_call& call) const {
+  // Single copy: the buffers' addresses and the claims, on the header's line.
+  if (single_copy(call)) return inline_payload_bytes;
   if (contributes_per_rank(call.kind)) return static_cast<std::size_t>(m_size) * call.bytes;
   // A split allreduce: the input, then the result part.
   if (splits_allreduce(call))
@@ -210,10 +220,11 @@ nonblocking_channel::slot_header& nonblocking_channel::header(int rank,
 
 std::size_t nonblocking_channel::payload_offset(std::uint32_t sequence,
                                                 const nonblocking_call& call) const {
-  // Small data on the header's line; not scatter's, which its root writes into the others' slots
-  // while each writes its own header.
+  // Small data on the header's line; not two-copy scatter's, which its root writes into the
+  // others' slots while each writes its own header.
   static_assert(sizeof(slot_header) + inline_payload_bytes == cache_line_size);
-  if (call.kind != nonblocking_kind::scatter && slot_span(call) <= inline_payload_bytes)
+  if ((call.kind != nonblocking_kind::scatter || single_copy(call)) &&
+      slot_span(call) <= inline_payload_bytes)
     return sizeof(slot_header);
   const bool every_rank_reads_every_slot =
       call.kind == nonblocking_kind::allgather || call.kind == nonblocking_kind::allreduce;
@@ -226,7 +237,7 @@ std::byte* nonblocking_channel::payload(int rank, std::uint32_t sequence,
   return reinterpret_cast<std::byte*>(&header(rank, sequence)) + payload_offset(sequence, call);
 }
 
-std::uint32_t nonblocking_channel::info_of(const nonblocking_call& call) {
+std::uint32_t nonblocking_channel::info_of(const nonblocking_call& call) const {
   const bool reduction =
       call.kind == nonblocking_kind::reduce || call.kind == nonblocking_kind::allreduce ||
       call.kind == nonblocking_kind::reduce_scatter_block || call.kind == nonblocking_kind::scan ||
@@ -240,16 +251,22 @@ std::uint32_t nonblocking_channel::info_of(const nonblocking_call& call) {
     info |= (static_cast<std::uint32_t>(call.op) & 0xffU) << 8U;
   }
   if (rooted) info |= static_cast<std::uint32_t>(call.root) & 0xffU;
+  // Never a reduction: a rank that took the other way (an erroneous program) is reported, not read.
+  if (single_copy(call)) info |= 1U << 16U;
   return info;
+}
+
+bool nonblocking_channel::released_by(int peer, std::uint32_t sequence) const {
+  std::uint32_t& seen = m_released_seen[static_cast<std::size_t>(peer)];
+  if (sequence_reached(seen, sequence)) return true;
+  seen = released(peer).load(std::memory_order_acquire);
+  return sequence_reached(seen, sequence);
 }
 
 bool nonblocking_channel::slot_free(std::uint32_t sequence) const {
   const std::uint32_t previous = sequence - m_ring;
   for (int rank = 0; rank < m_size; ++rank) {
-    std::uint32_t& seen = m_released_seen[static_cast<std::size_t>(rank)];
-    if (sequence_reached(seen, previous)) continue;
-    seen = released(rank).load(std::memory_order_acquire);
-    if (!sequence_reached(seen, previous)) return false;
+    if (!released_by(rank, previous)) return false;
   }
   return true;
 }
@@ -267,6 +284,7 @@ void nonblocking_channel::copy_contribution(std::byte* into, std::size_t span,
 }
 
 void nonblocking_channel::contribute(std::uint32_t sequence, const nonblocking_call& call) {
+  if (single_copy(call)) return contribute_single_copy(sequence, call);
   const auto ranks = static_cast<std::size_t>(m_size);
   switch (call.kind) {
     case nonblocking_kind::barrier: break;

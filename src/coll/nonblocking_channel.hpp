@@ -28,18 +28,30 @@
 // their owners' result areas. A part whose owner has not published yet, it combines itself from
 // the inputs (bit for bit the same fold), so no rank ever waits for another's finish: the only
 // dependency stays arrival. Each rank reads about 2 inputs' worth instead of one per rank.
+//
+// Large moves without arithmetic (bcast, scatter, gather, allgather, alltoall) may take single copy
+// (nonblocking_single_copy.cpp): a rank's slot then holds only the addresses of its buffers, and
+// each block goes once, by cross-memory attach, from its owner's buffer into its reader's. Whoever
+// of the two gets there first moves it: the reader pulls in its finish, or the owner, waiting for
+// its readers before it may complete, pushes into a reader that has started but not pulled (a
+// claim word per pair decides, so a block is moved once). So neither waits for the other's progress
+// calls, only for its start, as with two copies: a reader blocked in a receive from the owner does
+// not hold the owner up.
 #pragma once
 
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cachecomm/datatype.hpp"
 #include "cachecomm/wait_policy.hpp"
+#include "shm/cross_memory.hpp"
 #include "shm/segment.hpp"
 
 namespace cachecomm::detail {
@@ -93,8 +105,12 @@ class nonblocking_channel {
  public:
   /// Collective over `node_comm` (every rank of the communicator shares this node), with `ring`
   /// slots of `slot_bytes` per rank (nonblocking_ring_slots: the same on every rank).
+  /// `single_copy`: the comm's cross-memory attach where large moves should use it
+  /// (make_nonblocking_channel), or null; the same on every rank. `every_move`: single copy for
+  /// every kind it serves, not only the automatic rule's (CACHECOMM_NONBLOCKING_SINGLE_COPY=all).
   nonblocking_channel(MPI_Comm node_comm, std::size_t slot_bytes, std::uint32_t ring,
-                      const wait_policy& policy);
+                      const wait_policy& policy, const cross_memory* single_copy = nullptr,
+                      bool every_move = false);
 
   [[nodiscard]] int rank() const { return m_rank; }
   [[nodiscard]] int size() const { return m_size; }
@@ -139,6 +155,17 @@ class nonblocking_channel {
   /// operation order. Returns MPI_SUCCESS, or an error class with `problem` set when the ranks'
   /// calls differ (an erroneous program); the slots are released either way so the others go on.
   int finish(std::uint32_t sequence, const nonblocking_call& call, std::string& problem);
+  /// Whether `call` moves its data by single copy (the top of this file): on every rank the same
+  /// answer for the same call.
+  [[nodiscard]] bool single_copy(const nonblocking_call& call) const;
+  /// Whether calls of `kind` and `bytes` take single copy (alltoall: unless in place).
+  [[nodiscard]] bool single_copy_applies(nonblocking_kind kind, std::size_t bytes) const;
+  /// After finish: whether this rank's operation `sequence` may complete. A single-copy call
+  /// completes once every block it owns or reads has moved (it pushes a block a started reader has
+  /// not claimed, and pulls one whose owner's push failed), and then releases its slots; every
+  /// other call at once. A failed pull sets `error` (an MPI error class) and `problem`, as finish.
+  [[nodiscard]] bool complete(std::uint32_t sequence, const nonblocking_call& call, int& error,
+                              std::string& problem);
 
  private:
   struct slot_header {
@@ -162,7 +189,7 @@ class nonblocking_channel {
                                            const nonblocking_call& call) const;
   /// Makes the first `bytes` of every rank's slot of ring place `place` ready (prepare).
   void populate_place(std::uint32_t place, std::size_t bytes);
-  [[nodiscard]] static std::uint32_t info_of(const nonblocking_call& call);
+  [[nodiscard]] std::uint32_t info_of(const nonblocking_call& call) const;
   int check(int rank, std::uint32_t sequence, const nonblocking_call& call,
             std::string& problem) const;
   /// Whether contribute copies this rank's own block of the result (allgather, alltoall, gather's
@@ -187,6 +214,24 @@ class nonblocking_channel {
   [[nodiscard]] std::size_t slot_span(const nonblocking_call& call) const;
   /// finish of a split allreduce (nonblocking_finish.cpp).
   void finish_split_allreduce(std::uint32_t sequence, const nonblocking_call& call);
+  /// contribute and finish of a single-copy call (nonblocking_single_copy.cpp).
+  void contribute_single_copy(std::uint32_t sequence, const nonblocking_call& call);
+  int finish_single_copy(std::uint32_t sequence, const nonblocking_call& call,
+                         std::string& problem);
+  /// Whether rank `peer` has released operation `sequence` (reads its word only when the value
+  /// last seen does not show it).
+  [[nodiscard]] bool released_by(int peer, std::uint32_t sequence) const;
+  /// A single-copy call's block from `owner` to `reader`, moved by this rank (one of the two).
+  /// Returns 0 or the errno of cross-memory attach.
+  [[nodiscard]] int move_block(int owner, int reader, std::uint32_t sequence,
+                               const nonblocking_call& call) const;
+  /// Pulls `owner`'s block for this rank when its claim is still open (returns whether it did);
+  /// a failure sets `result` and `problem` unless `result` holds one already.
+  bool pull_block(int owner, std::uint32_t sequence, const nonblocking_call& call, int& result,
+                  std::string& problem);
+  /// complete() of a single-copy call.
+  [[nodiscard]] bool single_copy_moved(std::uint32_t sequence, const nonblocking_call& call,
+                                       int& result, std::string& problem);
 
   shm_segment m_segment;
   std::byte* m_base = nullptr;  ///< m_segment's memory: the layout below is fixed, so no checks
@@ -210,6 +255,31 @@ class nonblocking_channel {
   std::uint32_t m_places_at_least = 0;   ///< places with prepare's least (or all) ready
   std::vector<const void*> m_inputs;     ///< the reductions' inputs, one per rank (finish)
   std::vector<bool> m_parts_left;        ///< a split allreduce's parts not copied yet, per owner
+  cross_memory m_cross;                  ///< empty where large moves keep two copies
+  bool m_single_copy_every_move = false;
+  /// The single-copy operation whose open claims this rank, as their owner, first saw (complete),
+  /// and when: it pushes only once a reader has left a block unclaimed that long.
+  std::uint32_t m_grace_sequence = 0;
+  bool m_grace_started = false;
+  std::chrono::steady_clock::time_point m_grace_start;
 };
+
+/// The most ranks single copy serves: a claim word per reader fits the owner's header line.
+inline constexpr int nonblocking_single_copy_max_ranks = 6;
+
+/// Whether a channel on a node of this shape should move large calls by single copy: 2 ranks on
+/// their own cores (the blocking single-copy algorithms' rule, selection.hpp). Oversubscribed, a
+/// rank's copies cost the core its peer would run on; with more readers they contend for the
+/// owner's page tables (unmeasured here).
+[[nodiscard]] constexpr bool nonblocking_single_copy_wanted(int node_size, bool oversubscribed) {
+  return node_size == 2 && !oversubscribed;
+}
+
+class comm_impl;
+
+/// The channel of `impl`'s comm, collectively over its node communicator, with single copy where
+/// CACHECOMM_NONBLOCKING_SINGLE_COPY and the node's shape want it.
+[[nodiscard]] std::shared_ptr<nonblocking_channel> make_nonblocking_channel(
+    comm_impl& impl, std::size_t slot_bytes, std::uint32_t ring, const wait_policy& policy);
 
 }  // namespace cachecomm::detail

@@ -113,6 +113,14 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
             "the comm's nonblocking channel is not built yet (prepare_nonblocking(), or the "
             "comm's next blocking collective, builds it)"};
   }
+  // The kinds follow the collectives, from 1.
+  const auto kind = static_cast<nonblocking_kind>(static_cast<std::uint32_t>(collective) + 1);
+  if (state.channel->single_copy_applies(kind, bytes)) {
+    return {nonblocking_path::shared_memory,
+            "the comm's shared-memory channel, single copy (alltoall: unless in place): the "
+            "buffers' addresses go in at the start, and each block moves once by cross-memory "
+            "attach, pulled by its reader or pushed by its owner, whichever comes first"};
+  }
   return {nonblocking_path::shared_memory,
           "the comm's shared-memory channel: this rank's data is copied in at the start, the "
           "peers read it themselves"};
@@ -121,8 +129,7 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
 void build_channel(comm_impl& impl, nonblocking_state& state) {
   state.wanted = false;
   try {
-    state.channel = std::make_shared<nonblocking_channel>(impl.node(), state.slot_bytes, state.ring,
-                                                          impl.policy());
+    state.channel = make_nonblocking_channel(impl, state.slot_bytes, state.ring, impl.policy());
   } catch (const std::exception& e) {
     state.unavailable = e.what();
     std::fprintf(stderr,

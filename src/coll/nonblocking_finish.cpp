@@ -88,6 +88,7 @@ void nonblocking_channel::finish_split_allreduce(std::uint32_t sequence,
 
 int nonblocking_channel::finish(std::uint32_t sequence, const nonblocking_call& call,
                                 std::string& problem) {
+  if (single_copy(call)) return finish_single_copy(sequence, call, problem);
   int result = MPI_SUCCESS;
   auto checked = [&](int rank) {
     const int code = check(rank, sequence, call, problem);

@@ -86,6 +86,14 @@ void finish_ready(channel_queue& queue, nonblocking_channel& channel, finished_l
       ++operation->finished_chunks;
     }
     if (operation->finished_chunks < operation->chunks) break;
+    // Single copy: blocks this rank owns or reads may not have moved yet.
+    int error = MPI_SUCCESS;
+    std::string problem;
+    if (!channel.complete(operation->sequence, operation->call, error, problem)) break;
+    if (error != MPI_SUCCESS && operation->error == MPI_SUCCESS) {
+      operation->error = error;
+      operation->problem = std::move(problem);
+    }
     finished.append(operation);
     g_pending.fetch_sub(1, std::memory_order_relaxed);
   }

@@ -34,6 +34,7 @@ target_sources(cachecomm PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mpi_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_channel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_finish.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonblocking_single_copy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_progress.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_request.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nonblocking_collectives.cpp

@@ -304,9 +304,9 @@ void prepare_channel(comm_state& state) {
   try {
     if (!state.nonblocking) {  // a state taken from a freed communicator may bring its own
       const node_topology& topology = state.fast->topology();
-      state.nonblocking = std::make_shared<nonblocking_channel>(
-          state.fast->impl().node(), nonblocking_slot_bytes(topology.node_size),
-          nonblocking_ring(topology), state.fast->waiting());
+      state.nonblocking =
+          make_nonblocking_channel(state.fast->impl(), nonblocking_slot_bytes(topology.node_size),
+                                   nonblocking_ring(topology), state.fast->waiting());
     }
     const int code = PMPI_Allreduce(&state.nonblocking_calls, &state.nonblocking_first, 1,
                                     MPI_LONG_LONG, MPI_MAX, state.fast->impl().node());

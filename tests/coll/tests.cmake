@@ -86,3 +86,13 @@ cachecomm_add_mpi_test(mpi_nonblocking_blocks SOURCES coll/nonblocking_blocks_te
                        RANKS 1 2 3 4 8 ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_nonblocking_blocks SOURCES coll/nonblocking_blocks_test.cpp RANKS 3
                        SUFFIX .split ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_RANKS_PER_NODE=2)
+# Single copy on the channel (2 ranks on their own cores: the shape that takes it), for every kind
+# it serves: owners wait for their readers, and push into a blocked one; and the suites above.
+cachecomm_add_mpi_test(mpi_nonblocking_single_copy SOURCES coll/nonblocking_single_copy_test.cpp
+                       RANKS 2 ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_NONBLOCKING_SINGLE_COPY=all)
+cachecomm_add_mpi_test(mpi_nonblocking SOURCES coll/nonblocking_test.cpp RANKS 2
+                       SUFFIX .single_copy_all
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_NONBLOCKING_SINGLE_COPY=all)
+cachecomm_add_mpi_test(mpi_nonblocking_blocks SOURCES coll/nonblocking_blocks_test.cpp RANKS 2
+                       SUFFIX .single_copy_all
+                       ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_NONBLOCKING_SINGLE_COPY=all)

@@ -355,6 +355,19 @@ preload_case(preload_nonblocking_layouts.ring4 RANKS 2 RUN_LIMIT 60
   ARGS --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 --served MPI_Ibcast --served MPI_Iallgather
        --served MPI_Igather --served MPI_Iscatter --served MPI_Ialltoall --served MPI_Ireduce
        -- $<TARGET_FILE:preload_nonblocking_layouts>)
+# The same programs with single copy for every kind the channel moves that way (ibcast, iscatter,
+# igather, iallgather, ialltoall from 64 KiB at 2 ranks on their own cores; auto: ibcast only).
+set(preload_single_copy_all --env CACHECOMM_NONBLOCKING_SINGLE_COPY=all)
+preload_case(preload_nonblocking.single_copy_all RANKS 2
+  ARGS ${preload_single_copy_all} ${preload_nonblocking_served}
+       -- $<TARGET_FILE:preload_nonblocking>)
+preload_case(preload_nonblocking_blocks.single_copy_all RANKS 2
+  ARGS ${preload_single_copy_all} --served MPI_Ialltoall --served MPI_Igather
+       --served MPI_Iscatter -- $<TARGET_FILE:preload_nonblocking_blocks>)
+preload_case(preload_nonblocking_layouts.single_copy_all RANKS 2 RUN_LIMIT 60
+  ARGS ${preload_single_copy_all} --served MPI_Ibcast --served MPI_Iallgather
+       --served MPI_Igather --served MPI_Iscatter --served MPI_Ialltoall
+       -- $<TARGET_FILE:preload_nonblocking_layouts>)
 # MPI_Iallgatherv and MPI_Ireduce_scatter (every rank knows every count) against PMPI_; its largest
 # blocks are beyond the slot from 2 ranks on.
 set(preload_nonblocking_vector_checks --served MPI_Iallgatherv --served MPI_Ireduce_scatter

@@ -1,0 +1,275 @@
+// Single copy on the nonblocking channel (nonblocking_channel.hpp, top): large broadcasts,
+// scatters, gathers, allgathers and alltoalls publish their buffers' addresses in their slots, and
+// each block goes once from its owner's buffer into its reader's, pulled by the reader or pushed by
+// the owner, whichever claims it first.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "coll/nonblocking_channel.hpp"
+#include "core/comm_impl.hpp"
+#include "shm/memory_copy.hpp"
+#include "sync/waiter.hpp"
+
+namespace cachecomm::detail {
+
+namespace {
+
+/// The smallest block that takes single copy, where the automatic rule takes it (broadcasts) and
+/// for every kind under CACHECOMM_NONBLOCKING_SINGLE_COPY=all. Measured at 2 ranks on their own
+/// cores, the 2-core AMD EPYC (Zen 3) VM, Open MPI 4.1, cachecomm-paired-bench (hot buffers, per
+/// call, 12 launches over 5 minutes, medians of 7 pairs each, ratio MPI's time / the preload's;
+/// docs/results/session34.md), 64 KiB-1 MiB:
+/// - ibcast: two copies 1.10-1.31 by median over the launches but 0.48-0.78 in 3-5 of the 12;
+///   single copy 0.99-1.07, at least 0.90.
+/// - igather, ialltoall: two copies 1.46-2.42 by median, 0.50-0.60 in 1 launch of 12; single copy
+///   1.01-1.08, at least 0.80-0.98. Two copies stay: they are twice as fast nearly always.
+/// - iallgather: two copies 1.39-1.97, never below 1.01; single copy 1.10-1.43.
+/// At 32 KiB two copies won in every launch (ibcast 1.45-2.74 against 1.04-1.06).
+std::size_t single_copy_min_bytes(nonblocking_kind kind, bool every_move) {
+  constexpr std::size_t min_bytes = std::size_t{64} << 10;
+  switch (kind) {
+    case nonblocking_kind::bcast: return min_bytes;
+    case nonblocking_kind::scatter:
+    case nonblocking_kind::gather:
+    case nonblocking_kind::allgather:
+    case nonblocking_kind::alltoall: return every_move ? min_bytes : 0;
+    default: return 0;  // reductions and barriers never take it
+  }
+}
+
+/// How long an owner leaves a started reader's block for the reader to pull before it pushes the
+/// block itself. A reader that waits pulls within a microsecond or two of the owner's arrival; one
+/// computing, or blocked outside cachecomm, is served by the push. Pushing at once, racing the
+/// reader, took ibcast to 0.84-0.96 of MPI's time (the owner's process_vm_writev of a block is
+/// slower than the reader's process_vm_readv here); after 30 us, 0.99-1.06.
+constexpr std::chrono::microseconds push_grace{30};
+
+/// Who claimed the block from one owner to one reader (a word per reader on the owner's line).
+enum claim : std::uint32_t {
+  open = 0,  ///< nobody yet
+  pulling,   ///< the reader is copying it
+  pulled,    ///< the reader has it
+  pushing,   ///< the owner is copying it
+  pushed,    ///< the reader has it, from the owner
+};
+
+/// What a rank publishes on its slot's header line (the inline payload) for a single-copy call.
+struct published_buffers {
+  std::uint64_t send;    ///< the buffer it owns (0 where it owns none)
+  std::uint64_t recv;    ///< where it receives (0 where it reads nothing)
+  std::uint64_t stride;  ///< the distance between its buffers' blocks
+  std::atomic<std::uint32_t>
+      claims[nonblocking_single_copy_max_ranks];  ///< per reader rank, of this rank's blocks
+};
+static_assert(sizeof(published_buffers) == 48);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+/// Whether `rank`'s buffer is read by its peers in `call`.
+bool owns(const nonblocking_call& call, int rank) {
+  switch (call.kind) {
+    case nonblocking_kind::bcast:
+    case nonblocking_kind::scatter: return call.root == rank;
+    case nonblocking_kind::gather: return call.root != rank;
+    default: return true;  // allgather, alltoall
+  }
+}
+
+/// Whether `reader` reads `owner`'s block in `call` (owner != reader).
+bool reads(const nonblocking_call& call, int owner, int reader) {
+  if (call.kind == nonblocking_kind::gather) return reader == call.root;
+  return owns(call, owner);
+}
+
+}  // namespace
+
+bool nonblocking_channel::single_copy_applies(nonblocking_kind kind, std::size_t bytes) const {
+  const std::size_t min_bytes = single_copy_min_bytes(kind, m_single_copy_every_move);
+  return min_bytes != 0 && bytes >= min_bytes && m_cross.can_write();
+}
+
+bool nonblocking_channel::single_copy(const nonblocking_call& call) const {
+  if (!single_copy_applies(call.kind, call.bytes)) return false;
+  // In place, an alltoall's blocks to send are its result's: a peer would read what this rank
+  // overwrites (MPI has every rank of an alltoall pass MPI_IN_PLACE, or none).
+  return call.kind != nonblocking_kind::alltoall || call.send != call.recv;
+}
+
+void nonblocking_channel::contribute_single_copy(std::uint32_t sequence,
+                                                 const nonblocking_call& call) {
+  auto& own = *reinterpret_cast<published_buffers*>(payload(m_rank, sequence, call));
+  own.send = owns(call, m_rank) ? reinterpret_cast<std::uintptr_t>(call.send) : 0;
+  own.recv = reinterpret_cast<std::uintptr_t>(call.recv);
+  own.stride = block_stride(call);
+  for (auto& word : own.claims) word.store(claim::open, std::memory_order_relaxed);
+  slot_header& header_line = header(m_rank, sequence);
+  header_line.info = info_of(call);
+  header_line.bytes = call.own_bytes;
+  header_line.sequence.store(sequence, std::memory_order_release);
+  // This rank's own block of the result, from its own buffer (none in place).
+  const auto* const send = static_cast<const std::byte*>(call.send);
+  auto* const recv = static_cast<std::byte*>(call.recv);
+  const std::size_t own_block = static_cast<std::size_t>(m_rank) * block_stride(call);
+  const std::byte* from = nullptr;
+  std::byte* into = nullptr;
+  switch (call.kind) {
+    case nonblocking_kind::scatter:
+      if (call.root == m_rank) from = send + own_block, into = recv;
+      break;
+    case nonblocking_kind::gather:
+      if (call.root == m_rank) from = send, into = recv + own_block;
+      break;
+    case nonblocking_kind::allgather: from = send, into = recv + own_block; break;
+    case nonblocking_kind::alltoall: from = send + own_block, into = recv + own_block; break;
+    default: break;
+  }
+  if (from != nullptr && recv != nullptr && from != into && call.own_bytes == call.bytes)
+    copy_memory(into, from, call.bytes);
+}
+
+int nonblocking_channel::move_block(int owner, int reader, std::uint32_t sequence,
+                                    const nonblocking_call& call) const {
+  const auto& from = *reinterpret_cast<const published_buffers*>(payload(owner, sequence, call));
+  const auto& to = *reinterpret_cast<const published_buffers*>(payload(reader, sequence, call));
+  // Scatter and alltoall send the reader's block of the owner's buffer; gather, allgather and
+  // alltoall receive into the owner's block of the reader's.
+  const bool per_reader =
+      call.kind == nonblocking_kind::scatter || call.kind == nonblocking_kind::alltoall;
+  const bool gathered = call.kind == nonblocking_kind::gather ||
+                        call.kind == nonblocking_kind::allgather ||
+                        call.kind == nonblocking_kind::alltoall;
+  const std::uint64_t source =
+      from.send + (per_reader ? static_cast<std::uint64_t>(reader) * from.stride : 0);
+  const std::uint64_t destination =
+      to.recv + (gathered ? static_cast<std::uint64_t>(owner) * to.stride : 0);
+  if (reader == m_rank) {
+    return m_cross.copy_from(owner, reinterpret_cast<void*>(destination), source, call.bytes);
+  }
+  return m_cross.copy_to(reader, reinterpret_cast<const void*>(source), destination, call.bytes);
+}
+
+bool nonblocking_channel::pull_block(int owner, std::uint32_t sequence,
+                                     const nonblocking_call& call, int& result,
+                                     std::string& problem) {
+  auto& word = reinterpret_cast<published_buffers*>(payload(owner, sequence, call))
+                   ->claims[static_cast<std::size_t>(m_rank)];
+  std::uint32_t expected = claim::open;
+  if (!word.compare_exchange_strong(expected, claim::pulling, std::memory_order_acq_rel))
+    return false;
+  const int error_number = move_block(owner, m_rank, sequence, call);
+  word.store(claim::pulled, std::memory_order_release);
+  if (error_number != 0 && result == MPI_SUCCESS) {
+    result = MPI_ERR_OTHER;
+    problem = cross_memory_failure("single-copy nonblocking collective", false, owner, error_number)
+                  .what();
+  }
+  return true;
+}
+
+int nonblocking_channel::finish_single_copy(std::uint32_t sequence, const nonblocking_call& call,
+                                            std::string& problem) {
+  int result = MPI_SUCCESS;
+  for (int owner = 0; owner < m_size; ++owner) {
+    if (owner == m_rank || !reads(call, owner, m_rank)) continue;
+    // A call that differs is reported, never read (its buffer may be shorter).
+    if (const int code = check(owner, sequence, call, problem); code != MPI_SUCCESS) {
+      if (result == MPI_SUCCESS) result = code;
+      continue;
+    }
+    // Taken already: the owner is pushing it, or has (complete waits for that).
+    (void)pull_block(owner, sequence, call, result, problem);
+  }
+  return result;
+}
+
+bool nonblocking_channel::single_copy_moved(std::uint32_t sequence, const nonblocking_call& call,
+                                            int& result, std::string& problem) {
+  auto claims_of = [&](int owner) -> std::atomic<std::uint32_t>* {
+    return reinterpret_cast<published_buffers*>(payload(owner, sequence, call))->claims;
+  };
+  const auto moved_state = [](std::uint32_t state) {
+    return state == claim::pulled || state == claim::pushed;
+  };
+  std::string ignored;  // finish reported what differs
+  bool moved = true;
+  for (int peer = 0; peer < m_size; ++peer) {
+    if (peer == m_rank) continue;
+    // The peer's blocks this rank reads: pulled in finish, or pushed by their owner; open again
+    // where the owner's push failed, and then pulled here. A peer whose call differs was reported
+    // in finish and is not waited for.
+    if (reads(call, peer, m_rank) && check(peer, sequence, call, ignored) == MPI_SUCCESS) {
+      const std::uint32_t state =
+          claims_of(peer)[static_cast<std::size_t>(m_rank)].load(std::memory_order_acquire);
+      if (!moved_state(state) &&
+          !(state == claim::open && pull_block(peer, sequence, call, result, problem)))
+        moved = false;
+    }
+    // This rank's block the peer reads: pushed here once the peer has started and left it
+    // unclaimed for push_grace.
+    if (!reads(call, m_rank, peer)) continue;
+    std::atomic<std::uint32_t>& word = claims_of(m_rank)[static_cast<std::size_t>(peer)];
+    std::uint32_t state = word.load(std::memory_order_acquire);
+    if (state == claim::open && arrived(peer, sequence)) {
+      // A peer whose call differs does not read it; a short block of this rank's is never sent.
+      if (check(peer, sequence, call, ignored) != MPI_SUCCESS || call.own_bytes != call.bytes)
+        continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (!m_grace_started || m_grace_sequence != sequence) {
+        m_grace_sequence = sequence;
+        m_grace_started = true;
+        m_grace_start = now;
+      }
+      if (now - m_grace_start >= push_grace &&
+          word.compare_exchange_strong(state, claim::pushing, std::memory_order_acq_rel)) {
+        // A failed push opens the block again: the reader pulls it, or reports the failure.
+        state = move_block(m_rank, peer, sequence, call) == 0 ? claim::pushed : claim::open;
+        word.store(state, std::memory_order_release);
+      }
+    }
+    if (!moved_state(state)) moved = false;
+  }
+  return moved;
+}
+
+bool nonblocking_channel::complete(std::uint32_t sequence, const nonblocking_call& call, int& error,
+                                   std::string& problem) {
+  if (!single_copy(call)) return true;
+  if (!single_copy_moved(sequence, call, error, problem)) return false;
+  released(m_rank).store(sequence, std::memory_order_release);
+  return true;
+}
+
+namespace {
+enum class single_copy_choice { automatic, all, off };
+const setting<single_copy_choice> nonblocking_single_copy_setting{
+    "CACHECOMM_NONBLOCKING_SINGLE_COPY",
+    "auto",
+    "Nonblocking collectives' channel (C++ API and preload library), 2 ranks on their own cores "
+    "with cross-memory attach (CACHECOMM_SINGLE_COPY): auto moves MPI_Ibcast from 64 KiB by "
+    "single copy (one copy from the root's buffer into each reader's, pulled or pushed) and the "
+    "rest through the slots (two copies); all does so for ibcast, iscatter, igather, iallgather "
+    "and ialltoall from 64 KiB; off never.",
+    {{"auto", single_copy_choice::automatic},
+     {"all", single_copy_choice::all},
+     {"off", single_copy_choice::off}}};
+}  // namespace
+
+std::shared_ptr<nonblocking_channel> make_nonblocking_channel(comm_impl& impl,
+                                                              std::size_t slot_bytes,
+                                                              std::uint32_t ring,
+                                                              const wait_policy& policy) {
+  const node_topology& topology = impl.topology();
+  const single_copy_choice choice = nonblocking_single_copy_setting.read(impl.settings());
+  // The probe is collective: every rank reaches this line with the same settings and shape.
+  const cross_memory* single_copy =
+      choice != single_copy_choice::off &&
+              nonblocking_single_copy_wanted(topology.node_size, topology.oversubscribed)
+          ? &impl.single_copy()
+          : nullptr;
+  return std::make_shared<nonblocking_channel>(impl.node(), slot_bytes, ring, policy, single_copy,
+                                               choice == single_copy_choice::all);
+}
+
+}  // namespace cachecomm::detail
