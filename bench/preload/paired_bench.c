@@ -13,12 +13,13 @@
  * paired_bench [--ops bcast,reduce,...] [-m MIN:MAX] [--pairs N] [-i CALLS] [--warmup N]
  *              [--timing per-call|back-to-back] [--buffers hot|cold] [--json FILE]
  * Ops: barrier bcast reduce allreduce allgather gather scatter alltoall reduce_scatter_block scan
- * exscan allgatherv gatherv ibarrier ibcast iallreduce iallgather igather ialltoall. Sizes are
- * OSU's: the vector for bcast and the reductions (MPI_FLOAT sums; below 4 bytes skipped), a rank's
- * block for the others. per-call: a PMPI_Barrier before every call, outside the timed part (OSU's
- * loop); back-to-back: the batch's calls in a row. cold: every buffer rewritten before every call
- * (outside the timed part; per-call only). A batch's figure is the ranks' average time per call
- * (OSU's "Avg Latency"). -i: calls per batch at 8 KiB, scaled to keep a batch's time about even.
+ * exscan allgatherv gatherv ibarrier ibcast iallreduce iallgather igather ialltoall iscatter. Sizes
+ * are OSU's: the vector for bcast and the reductions (MPI_FLOAT sums; below 4 bytes skipped), a
+ * rank's block for the others. per-call: a PMPI_Barrier before every call, outside the timed part
+ * (OSU's loop); back-to-back: the batch's calls in a row. cold: every buffer rewritten before every
+ * call (outside the timed part; per-call only). A batch's figure is the ranks' average time per
+ * call (OSU's "Avg Latency"). -i: calls per batch at 8 KiB, scaled to keep a batch's time about
+ * even.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ static const char* const op_names[] = {"barrier",    "bcast",      "reduce",
                                        "scan",       "exscan",     "allgatherv",
                                        "gatherv",    "ibarrier",   "ibcast",
                                        "iallreduce", "iallgather", "igather",
-                                       "ialltoall"};
+                                       "ialltoall",  "iscatter"};
 enum { op_count = sizeof op_names / sizeof op_names[0] };
 enum op_kind {
   op_barrier,
@@ -56,7 +57,8 @@ enum op_kind {
   op_iallreduce,
   op_iallgather,
   op_igather,
-  op_ialltoall
+  op_ialltoall,
+  op_iscatter
 };
 
 static int rank, size;
@@ -101,6 +103,7 @@ static void call(int op, int side, size_t bytes) {
     case op_iallgather: CALL(side, MPI_Iallgather, s, n, MPI_BYTE, r, n, MPI_BYTE, w, &q); break;
     case op_igather: CALL(side, MPI_Igather, s, n, MPI_BYTE, r, n, MPI_BYTE, 0, w, &q); break;
     case op_ialltoall: CALL(side, MPI_Ialltoall, s, n, MPI_BYTE, r, n, MPI_BYTE, w, &q); break;
+    case op_iscatter: CALL(side, MPI_Iscatter, s, n, MPI_BYTE, r, n, MPI_BYTE, 0, w, &q); break;
     default: break;
   }
   if (op >= op_ibarrier) CALL(side, MPI_Wait, &q, MPI_STATUS_IGNORE);

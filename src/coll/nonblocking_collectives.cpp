@@ -2,6 +2,7 @@
 // choice of path, and the start on the comm's channel (the shared layer) or on the system MPI.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <memory>
@@ -115,7 +116,11 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
   }
   // The kinds follow the collectives, from 1.
   const auto kind = static_cast<nonblocking_kind>(static_cast<std::uint32_t>(collective) + 1);
-  if (state.channel->single_copy_applies(kind, bytes)) {
+  // Alltoall's bytes here are all of a rank's blocks; single copy goes by the block.
+  const std::size_t block = collective == nonblocking_collective::alltoall
+                                ? bytes / static_cast<std::size_t>(std::max(1, topology.node_size))
+                                : bytes;
+  if (state.channel->single_copy_applies(kind, block)) {
     return {nonblocking_path::shared_memory,
             "the comm's shared-memory channel, single copy (alltoall: unless in place): the "
             "buffers' addresses go in at the start, and each block moves once by cross-memory "

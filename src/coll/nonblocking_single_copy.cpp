@@ -17,21 +17,24 @@ namespace cachecomm::detail {
 
 namespace {
 
-/// The smallest block that takes single copy, where the automatic rule takes it (broadcasts) and
-/// for every kind under CACHECOMM_NONBLOCKING_SINGLE_COPY=all. Measured at 2 ranks on their own
-/// cores, the 2-core AMD EPYC (Zen 3) VM, Open MPI 4.1, cachecomm-paired-bench (hot buffers, per
-/// call, 12 launches over 5 minutes, medians of 7 pairs each, ratio MPI's time / the preload's;
-/// docs/results/session34.md), 64 KiB-1 MiB:
-/// - ibcast: two copies 1.10-1.31 by median over the launches but 0.48-0.78 in 3-5 of the 12;
-///   single copy 0.99-1.07, at least 0.90.
-/// - igather, ialltoall: two copies 1.46-2.42 by median, 0.50-0.60 in 1 launch of 12; single copy
-///   1.01-1.08, at least 0.80-0.98. Two copies stay: they are twice as fast nearly always.
-/// - iallgather: two copies 1.39-1.97, never below 1.01; single copy 1.10-1.43.
-/// At 32 KiB two copies won in every launch (ibcast 1.45-2.74 against 1.04-1.06).
+/// The smallest block that takes single copy: broadcasts under CACHECOMM_NONBLOCKING_SINGLE_COPY=
+/// bcast, every kind under =all. Off by default. Measured at 2 ranks on their own cores, the
+/// 2-core AMD EPYC (Zen 3) VM, cachecomm-paired-bench (hot buffers, per call, ratio MPI's time /
+/// the preload's; docs/results/session34.md), 64 KiB-1 MiB:
+/// - Open MPI 4.1, 12 launches: ibcast through the slots 1.10-1.31 by median but 0.48-0.78 in 3-5
+///   launches, single copy 0.99-1.07; igather and ialltoall through the slots 1.46-2.42, 0.50-0.60
+///   in one launch, single copy 1.01-1.08; iallgather through the slots never below 1.01.
+/// - Under MPICH 5 the slots' ibcast is 2.0-3.2x MPI's, single copy 1.03-1.38; under Intel MPI
+///   2021 single copy's 1 MiB ibcast 0.54 against the slots' 0.96. Single copy ties a single-copy
+///   MPI (Open MPI), and gives up the slots' lead over the others.
+/// - A single-copy owner also waits for its reader's contribution, which a full ring defers to the
+///   reader's next progress call: a reader that then blocks outside MPI's completion calls (an
+///   MPI_Recv from the owner) holds the owner, where the slots let it complete.
+/// At 32 KiB the slots won in every launch (ibcast 1.45-2.74 against 1.04-1.06).
 std::size_t single_copy_min_bytes(nonblocking_kind kind, bool every_move) {
   constexpr std::size_t min_bytes = std::size_t{64} << 10;
   switch (kind) {
-    case nonblocking_kind::bcast: return min_bytes;
+    case nonblocking_kind::bcast: return min_bytes;  // the channel has it only under bcast or all
     case nonblocking_kind::scatter:
     case nonblocking_kind::gather:
     case nonblocking_kind::allgather:
@@ -107,7 +110,10 @@ void nonblocking_channel::contribute_single_copy(std::uint32_t sequence,
   for (auto& word : own.claims) word.store(claim::open, std::memory_order_relaxed);
   slot_header& header_line = header(m_rank, sequence);
   header_line.info = info_of(call);
-  header_line.bytes = call.own_bytes;
+  // A block of another size than the call's (an erroneous program): a size no peer's call has, so
+  // no peer reads from or writes into this rank's buffers, and this rank moves nothing (finish
+  // reports it).
+  header_line.bytes = call.own_bytes == call.bytes ? call.bytes : ~std::uint64_t{0};
   header_line.sequence.store(sequence, std::memory_order_release);
   // This rank's own block of the result, from its own buffer (none in place).
   const auto* const send = static_cast<const std::byte*>(call.send);
@@ -172,6 +178,12 @@ bool nonblocking_channel::pull_block(int owner, std::uint32_t sequence,
 int nonblocking_channel::finish_single_copy(std::uint32_t sequence, const nonblocking_call& call,
                                             std::string& problem) {
   int result = MPI_SUCCESS;
+  if (call.own_bytes != call.bytes) {
+    problem = "this rank's block has " + std::to_string(call.own_bytes) +
+              " bytes where the call's blocks have " + std::to_string(call.bytes) +
+              ": the ranks made different calls";
+    return MPI_ERR_TRUNCATE;
+  }
   for (int owner = 0; owner < m_size; ++owner) {
     if (owner == m_rank || !reads(call, owner, m_rank)) continue;
     // A call that differs is reported, never read (its buffer may be shorter).
@@ -193,7 +205,8 @@ bool nonblocking_channel::single_copy_moved(std::uint32_t sequence, const nonblo
   const auto moved_state = [](std::uint32_t state) {
     return state == claim::pulled || state == claim::pushed;
   };
-  std::string ignored;  // finish reported what differs
+  if (call.own_bytes != call.bytes) return true;  // nothing moves (contribute_single_copy)
+  std::string ignored;                            // finish reported what differs
   bool moved = true;
   for (int peer = 0; peer < m_size; ++peer) {
     if (peer == m_rank) continue;
@@ -243,18 +256,18 @@ bool nonblocking_channel::complete(std::uint32_t sequence, const nonblocking_cal
 }
 
 namespace {
-enum class single_copy_choice { automatic, all, off };
+enum class single_copy_choice { off, bcast, all };
 const setting<single_copy_choice> nonblocking_single_copy_setting{
     "CACHECOMM_NONBLOCKING_SINGLE_COPY",
-    "auto",
+    "off",
     "Nonblocking collectives' channel (C++ API and preload library), 2 ranks on their own cores "
-    "with cross-memory attach (CACHECOMM_SINGLE_COPY): auto moves MPI_Ibcast from 64 KiB by "
+    "with cross-memory attach (CACHECOMM_SINGLE_COPY): bcast moves MPI_Ibcast from 64 KiB by "
     "single copy (one copy from the root's buffer into each reader's, pulled or pushed) and the "
     "rest through the slots (two copies); all does so for ibcast, iscatter, igather, iallgather "
-    "and ialltoall from 64 KiB; off never.",
-    {{"auto", single_copy_choice::automatic},
-     {"all", single_copy_choice::all},
-     {"off", single_copy_choice::off}}};
+    "and ialltoall from 64 KiB; off (the default) never.",
+    {{"off", single_copy_choice::off},
+     {"bcast", single_copy_choice::bcast},
+     {"all", single_copy_choice::all}}};
 }  // namespace
 
 std::shared_ptr<nonblocking_channel> make_nonblocking_channel(comm_impl& impl,
