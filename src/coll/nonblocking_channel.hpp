@@ -7,7 +7,8 @@
 // contributes (copies its data into its slot, writes the slot header, then publishes the header's
 // sequence = s) once every rank has released s - ring; it is ready once the ranks whose data it
 // needs have published s in their slots; it finishes by reading their slots and publishing
-// released = s. Every step is a poll: nothing here ever waits.
+// released = s (a single-copy call, below, publishes it in complete, once its blocks have moved).
+// Every step is a poll: nothing here ever waits.
 //
 // The header's sequence is the arrival flag: while a reader waits for s, the slot holds s - ring
 // or s (its owner cannot write s + ring before every rank released s). Data of up to
@@ -153,7 +154,8 @@ class nonblocking_channel {
   [[nodiscard]] bool ready(std::uint32_t sequence, const nonblocking_call& call) const;
   /// Reads the result and releases the slots (nonblocking_finish.cpp). Only when ready, in
   /// operation order. Returns MPI_SUCCESS, or an error class with `problem` set when the ranks'
-  /// calls differ (an erroneous program); the slots are released either way so the others go on.
+  /// calls differ (an erroneous program); the slots are released either way so the others go on
+  /// (a single-copy call's by complete).
   int finish(std::uint32_t sequence, const nonblocking_call& call, std::string& problem);
   /// Whether `call` moves its data by single copy (the top of this file): on every rank the same
   /// answer for the same call.
