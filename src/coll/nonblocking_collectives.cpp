@@ -115,6 +115,10 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
             "comm's next blocking collective, builds it)"};
   }
   // The kinds follow the collectives, from 1.
+  static_assert(static_cast<std::uint32_t>(nonblocking_kind::bcast) ==
+                    static_cast<std::uint32_t>(nonblocking_collective::broadcast) + 1 &&
+                static_cast<std::uint32_t>(nonblocking_kind::exscan) ==
+                    static_cast<std::uint32_t>(nonblocking_collective::exscan) + 1);
   const auto kind = static_cast<nonblocking_kind>(static_cast<std::uint32_t>(collective) + 1);
   // Alltoall's bytes here are all of a rank's blocks; single copy goes by the block.
   const std::size_t block = collective == nonblocking_collective::alltoall

@@ -90,8 +90,11 @@ bool reads(const nonblocking_call& call, int owner, int reader) {
 }  // namespace
 
 bool nonblocking_channel::single_copy_applies(nonblocking_kind kind, std::size_t bytes) const {
+  // Asked several times per operation of every call: a channel without single copy (the default)
+  // answers with one load.
+  if (!m_cross.can_write()) return false;
   const std::size_t min_bytes = single_copy_min_bytes(kind, m_single_copy_every_move);
-  return min_bytes != 0 && bytes >= min_bytes && m_cross.can_write();
+  return min_bytes != 0 && bytes >= min_bytes;
 }
 
 bool nonblocking_channel::single_copy(const nonblocking_call& call) const {
