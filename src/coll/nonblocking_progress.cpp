@@ -62,8 +62,10 @@ struct finished_list {
 };
 
 /// Finishes what is ready, chunk by chunk, in order; appends the operations whose last chunk
-/// finished to `finished` and drops them from the queue.
-void finish_ready(channel_queue& queue, nonblocking_channel& channel, finished_list& finished) {
+/// finished to `finished` and drops them from the queue. Returns whether it released a slot (a
+/// chunk finished, or a single-copy operation completed).
+bool finish_ready(channel_queue& queue, nonblocking_channel& channel, finished_list& finished) {
+  bool released = false;
   nonblocking_call chunk;  // a chunk of a call larger than a slot, while it is finished
   std::size_t done = 0;
   for (; done < queue.operations.size(); ++done) {
@@ -84,6 +86,7 @@ void finish_ready(channel_queue& queue, nonblocking_channel& channel, finished_l
         operation->problem = std::move(problem);
       }
       ++operation->finished_chunks;
+      released = true;
     }
     if (operation->finished_chunks < operation->chunks) break;
     // Single copy: blocks this rank owns or reads may not have moved yet.
@@ -96,28 +99,39 @@ void finish_ready(channel_queue& queue, nonblocking_channel& channel, finished_l
     }
     finished.append(operation);
     g_pending.fetch_sub(1, std::memory_order_relaxed);
+    released = true;
   }
   queue.operations.erase(queue.operations.begin(),
                          queue.operations.begin() + static_cast<std::ptrdiff_t>(done));
+  return released;
 }
 
-/// Advances one channel's operations; appends the finished ones to `finished`.
-void advance(channel_queue& queue, finished_list& finished) {
-  if (queue.operations.empty()) return;
-  nonblocking_channel& channel = *queue.operations.front()->channel;
-  // Contributions, chunk by chunk, in order: a chunk whose slot is still in use holds up the
-  // later ones too.
+/// Contributes the queue's chunks whose slots are free, in order: a chunk whose slot is still in
+/// use holds up the later ones too. Returns whether every chunk is in.
+bool contribute_ready(channel_queue& queue, nonblocking_channel& channel) {
   for (nonblocking_operation* operation : queue.operations) {
     for (; !operation->fully_contributed(); ++operation->contributed) {
       const std::uint32_t sequence = operation->sequence + operation->contributed;
-      if (!channel.slot_free(sequence)) return finish_ready(queue, channel, finished);
+      if (!channel.slot_free(sequence)) return false;
       if (operation->chunks == 1)
         channel.contribute(sequence, operation->call);
       else
         channel.contribute(sequence, channel.chunk(operation->call, operation->contributed));
     }
   }
-  finish_ready(queue, channel, finished);
+  return true;
+}
+
+/// Advances one channel's operations; appends the finished ones to `finished`. A finish releases
+/// this rank's slots, which may be the last a waiting contribution needed: the pass then tries the
+/// contributions again rather than leaving them to the next pass (a peer may be waiting for them).
+void advance(channel_queue& queue, finished_list& finished) {
+  if (queue.operations.empty()) return;
+  nonblocking_channel& channel = *queue.operations.front()->channel;
+  for (;;) {
+    const bool all_in = contribute_ready(queue, channel);
+    if (!finish_ready(queue, channel, finished) || all_in) return;
+  }
 }
 
 /// Runs the callbacks of the operations a pass finished; returns how many. Last, and unlocked: a

@@ -7,8 +7,8 @@
 // nonblocking_channel::ring slots are still in use by earlier operations), and its peers read it
 // themselves, so a rank that computes between start and wait never holds its peers up. Only an
 // operation (or a chunk of one larger than a slot) started while the ring was full waits for its
-// owner's next progress pass (any test, wait, start or blocking collective of the process) to be
-// contributed.
+// owner's next progress pass (any test, wait, start or blocking collective of the process; in the
+// preload also a blocking send, receive or probe) to be contributed.
 //
 // A pass advances every communicator's operations, not only the caller's: a rank waiting on one
 // communicator may hold a contribution a peer waits for on another. The queues are guarded by one

@@ -28,8 +28,9 @@ namespace {
 ///   2021 single copy's 1 MiB ibcast 0.54 against the slots' 0.96. Single copy ties a single-copy
 ///   MPI (Open MPI), and gives up the slots' lead over the others.
 /// - A single-copy owner also waits for its reader's contribution, which a full ring defers to the
-///   reader's next progress call: a reader that then blocks outside MPI's completion calls (an
-///   MPI_Recv from the owner) holds the owner, where the slots let it complete.
+///   reader's next progress call. The preload's blocking point-to-point calls drive it
+///   (intercept_point_to_point.cpp); a reader blocked in a call passed to MPI unchanged (a blocking
+///   collective on another communicator) holds the owner, sooner than through the slots.
 /// At 32 KiB the slots won in every launch (ibcast 1.45-2.74 against 1.04-1.06).
 std::size_t single_copy_min_bytes(nonblocking_kind kind, bool every_move) {
   constexpr std::size_t min_bytes = std::size_t{64} << 10;

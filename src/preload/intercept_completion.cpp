@@ -9,34 +9,12 @@
 #include <mpi.h>
 
 #include "preload/nonblocking_requests.hpp"
-#include "preload/runtime.hpp"
+#include "preload/progress_wait.hpp"
 
 namespace preload = cachecomm::detail::preload;
 
-namespace {
-
-bool drives_operations() {
-  return preload::nonblocking_pending() && !preload::inside_cachecomm();
-}
-
-/// Runs progress passes until `mpi_test()` (MPI's own test of the array) says done, or until
-/// nothing of cachecomm's is pending (`*blocked` set: the caller hands over to MPI's blocking
-/// call).
-template <typename MpiTest>
-void wait_with_progress(bool* blocked, MpiTest&& mpi_test) {
-  constexpr unsigned mpi_test_every = 16;
-  for (unsigned round = 0;; ++round) {
-    if (!preload::nonblocking_pending()) {
-      *blocked = true;
-      return;
-    }
-    const int finished = preload::progress_nonblocking();
-    if ((finished > 0 || round % mpi_test_every == 0) && mpi_test()) return;
-    preload::back_off(round);
-  }
-}
-
-}  // namespace
+using preload::drives_operations;
+using preload::wait_with_progress;
 
 extern "C" {
 

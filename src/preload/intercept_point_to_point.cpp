@@ -1,0 +1,173 @@
+// MPI's blocking point-to-point calls, while the preload has nonblocking collectives pending: each
+// becomes its nonblocking form and a wait that runs progress passes (progress_wait.hpp). Without
+// it, a rank blocked in MPI_Recv from a peer that waits for one of its contributions (deferred by a
+// full ring, nonblocking_channel.hpp) would hold that peer forever, where MPI's own collectives
+// progress inside any MPI call. While nothing is pending, every call goes straight to MPI.
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "preload/progress_wait.hpp"
+
+namespace preload = cachecomm::detail::preload;
+
+namespace {
+
+/// Waits for `request` while driving the pending operations; MPI's blocking wait once none is left.
+int wait_driving(MPI_Request* request, MPI_Status* status) {
+  int code = MPI_SUCCESS;
+  bool blocked = false;
+  preload::wait_with_progress(&blocked, [&] {
+    int flag = 0;
+    code = PMPI_Test(request, &flag, status);
+    return code != MPI_SUCCESS || flag != 0;
+  });
+  return blocked ? PMPI_Wait(request, status) : code;
+}
+
+/// Waits for a send and a receive (requests[0] the receive, whose status goes to `status`); returns
+/// the first failure's class, as the blocking call would.
+int wait_pair_driving(MPI_Request requests[2], MPI_Status* status) {
+  MPI_Status statuses[2];
+  int code = MPI_SUCCESS;
+  bool blocked = false;
+  preload::wait_with_progress(&blocked, [&] {
+    int flag = 0;
+    code = PMPI_Testall(2, requests, &flag, statuses);
+    return code != MPI_SUCCESS || flag != 0;
+  });
+  if (blocked) code = PMPI_Waitall(2, requests, statuses);
+  if (code == MPI_ERR_IN_STATUS) {
+    code = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;
+  }
+  if (status != MPI_STATUS_IGNORE) *status = statuses[0];
+  return code;
+}
+
+/// After the send of a pair failed to start: withdraws its posted receive and returns `code`.
+int cancel_receive(MPI_Request* receive, int code) {
+  (void)PMPI_Cancel(receive);
+  (void)PMPI_Wait(receive, MPI_STATUS_IGNORE);
+  return code;
+}
+
+using start_send = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+
+int send_driving(start_send start, const void* buffer, int count, MPI_Datatype type, int dest,
+                 int tag, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int code = start(buffer, count, type, dest, tag, comm, &request);
+  return code != MPI_SUCCESS ? code : wait_driving(&request, MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Send(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (!preload::drives_operations()) return PMPI_Send(buffer, count, type, dest, tag, comm);
+  return send_driving(PMPI_Isend, buffer, count, type, dest, tag, comm);
+}
+
+int MPI_Ssend(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (!preload::drives_operations()) return PMPI_Ssend(buffer, count, type, dest, tag, comm);
+  return send_driving(PMPI_Issend, buffer, count, type, dest, tag, comm);
+}
+
+int MPI_Rsend(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  if (!preload::drives_operations()) return PMPI_Rsend(buffer, count, type, dest, tag, comm);
+  return send_driving(PMPI_Irsend, buffer, count, type, dest, tag, comm);
+}
+
+int MPI_Recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status* status) {
+  if (!preload::drives_operations())
+    return PMPI_Recv(buffer, count, type, source, tag, comm, status);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int code = PMPI_Irecv(buffer, count, type, source, tag, comm, &request);
+  return code != MPI_SUCCESS ? code : wait_driving(&request, status);
+}
+
+int MPI_Sendrecv(const void* send_buffer, int send_count, MPI_Datatype send_type, int dest,
+                 int send_tag, void* recv_buffer, int recv_count, MPI_Datatype recv_type,
+                 int source, int recv_tag, MPI_Comm comm, MPI_Status* status) {
+  if (!preload::drives_operations()) {
+    return PMPI_Sendrecv(send_buffer, send_count, send_type, dest, send_tag, recv_buffer,
+                         recv_count, recv_type, source, recv_tag, comm, status);
+  }
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int code = PMPI_Irecv(recv_buffer, recv_count, recv_type, source, recv_tag, comm, &requests[0]);
+  if (code != MPI_SUCCESS) return code;
+  code = PMPI_Isend(send_buffer, send_count, send_type, dest, send_tag, comm, &requests[1]);
+  if (code != MPI_SUCCESS) return cancel_receive(&requests[0], code);
+  return wait_pair_driving(requests, status);
+}
+
+// The reply lands in a packed copy while the buffer is sent (a message sent with any type may be
+// received as MPI_PACKED), then is unpacked over the buffer: the elements received, no more.
+int MPI_Sendrecv_replace(void* buffer, int count, MPI_Datatype type, int dest, int send_tag,
+                         int source, int recv_tag, MPI_Comm comm, MPI_Status* status) {
+  if (!preload::drives_operations()) {
+    return PMPI_Sendrecv_replace(buffer, count, type, dest, send_tag, source, recv_tag, comm,
+                                 status);
+  }
+  int packed_bytes = 0;
+  int type_bytes = 0;
+  int code = PMPI_Pack_size(count, type, comm, &packed_bytes);
+  if (code == MPI_SUCCESS) code = PMPI_Type_size(type, &type_bytes);
+  if (code != MPI_SUCCESS) return code;
+  std::vector<std::byte> reply(static_cast<std::size_t>(packed_bytes));
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  code = PMPI_Irecv(reply.data(), packed_bytes, MPI_PACKED, source, recv_tag, comm, &requests[0]);
+  if (code != MPI_SUCCESS) return code;
+  code = PMPI_Isend(buffer, count, type, dest, send_tag, comm, &requests[1]);
+  if (code != MPI_SUCCESS) return cancel_receive(&requests[0], code);
+  MPI_Status reply_status;
+  code = wait_pair_driving(requests, &reply_status);
+  if (code != MPI_SUCCESS) return code;
+  int received_bytes = 0;
+  code = PMPI_Get_count(&reply_status, MPI_PACKED, &received_bytes);
+  if (code != MPI_SUCCESS) return code;
+  if (type_bytes > 0 && received_bytes > 0) {
+    int position = 0;
+    code = PMPI_Unpack(reply.data(), received_bytes, &position, buffer, received_bytes / type_bytes,
+                       type, comm);
+  }
+  if (status != MPI_STATUS_IGNORE) *status = reply_status;
+  return code;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (!preload::drives_operations()) return PMPI_Probe(source, tag, comm, status);
+  int code = MPI_SUCCESS;
+  bool blocked = false;
+  preload::wait_with_progress(&blocked, [&] {
+    int flag = 0;
+    code = PMPI_Iprobe(source, tag, comm, &flag, status);
+    return code != MPI_SUCCESS || flag != 0;
+  });
+  return blocked ? PMPI_Probe(source, tag, comm, status) : code;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (!preload::drives_operations()) return PMPI_Mprobe(source, tag, comm, message, status);
+  int code = MPI_SUCCESS;
+  bool blocked = false;
+  preload::wait_with_progress(&blocked, [&] {
+    int flag = 0;
+    code = PMPI_Improbe(source, tag, comm, &flag, message, status);
+    return code != MPI_SUCCESS || flag != 0;
+  });
+  return blocked ? PMPI_Mprobe(source, tag, comm, message, status) : code;
+}
+
+int MPI_Mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message,
+              MPI_Status* status) {
+  if (!preload::drives_operations()) return PMPI_Mrecv(buffer, count, type, message, status);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int code = PMPI_Imrecv(buffer, count, type, message, &request);
+  return code != MPI_SUCCESS ? code : wait_driving(&request, status);
+}
+
+}  // extern "C"
