@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sync/mpi_progress.hpp"
 #include "sync/waiter.hpp"
 
 namespace cachecomm::detail {
@@ -149,9 +150,17 @@ int run_callbacks(const finished_list& finished) {
   return count;
 }
 
+/// The waits' side work (sync/mpi_progress.hpp): a pass while operations are pending. Never from
+/// inside a pass (passes never wait), so the queues' lock is free to take.
+void progress_while_waiting() {
+  if (operations_pending()) progress_operations();
+}
+
 }  // namespace
 
 void start_operation(nonblocking_operation& operation) {
+  if (g_wait_side_work.load(std::memory_order_relaxed) != &progress_while_waiting)
+    g_wait_side_work.store(&progress_while_waiting, std::memory_order_release);
   finished_list finished;
   {
     registry& r = the_registry();

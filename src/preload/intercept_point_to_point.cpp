@@ -18,7 +18,7 @@ namespace {
 int wait_driving(MPI_Request* request, MPI_Status* status) {
   int code = MPI_SUCCESS;
   bool blocked = false;
-  preload::wait_with_progress(&blocked, [&] {
+  preload::wait_with_progress<1>(&blocked, [&] {
     int flag = 0;
     code = PMPI_Test(request, &flag, status);
     return code != MPI_SUCCESS || flag != 0;
@@ -32,7 +32,7 @@ int wait_pair_driving(MPI_Request requests[2], MPI_Status* status) {
   MPI_Status statuses[2];
   int code = MPI_SUCCESS;
   bool blocked = false;
-  preload::wait_with_progress(&blocked, [&] {
+  preload::wait_with_progress<1>(&blocked, [&] {
     int flag = 0;
     code = PMPI_Testall(2, requests, &flag, statuses);
     return code != MPI_SUCCESS || flag != 0;
@@ -142,7 +142,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (!preload::drives_operations()) return PMPI_Probe(source, tag, comm, status);
   int code = MPI_SUCCESS;
   bool blocked = false;
-  preload::wait_with_progress(&blocked, [&] {
+  preload::wait_with_progress<1>(&blocked, [&] {
     int flag = 0;
     code = PMPI_Iprobe(source, tag, comm, &flag, status);
     return code != MPI_SUCCESS || flag != 0;
@@ -154,7 +154,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
   if (!preload::drives_operations()) return PMPI_Mprobe(source, tag, comm, message, status);
   int code = MPI_SUCCESS;
   bool blocked = false;
-  preload::wait_with_progress(&blocked, [&] {
+  preload::wait_with_progress<1>(&blocked, [&] {
     int flag = 0;
     code = PMPI_Improbe(source, tag, comm, &flag, message, status);
     return code != MPI_SUCCESS || flag != 0;

@@ -18,11 +18,13 @@ namespace cachecomm::detail::preload {
 
 /// Runs progress passes until `mpi_test()` (MPI's own nonblocking test) says done, or until
 /// nothing of cachecomm's is pending (`*blocked` set: the caller hands over to MPI's blocking
-/// call). MPI's test runs after a pass that finished an operation, and otherwise only every few
-/// passes: it turns MPI's whole progress engine, which costs more than a pass.
-template <typename MpiTest>
+/// call). MPI's test runs after a pass that finished an operation, and otherwise every
+/// `mpi_test_every` passes: the completion calls test an array, whose test turns MPI's whole
+/// progress engine and costs more than a pass (16); a point-to-point call waits for one message,
+/// whose test is cheap and whose latency is the point (1: an 8-byte MPI_Sendrecv with a
+/// collective pending took 1.06 us against MPI's 0.26 testing every 16th pass).
+template <unsigned mpi_test_every = 16, typename MpiTest>
 void wait_with_progress(bool* blocked, MpiTest&& mpi_test) {
-  constexpr unsigned mpi_test_every = 16;
   for (unsigned round = 0;; ++round) {
     if (!nonblocking_pending()) {
       *blocked = true;

@@ -115,6 +115,7 @@ void waiter::slow_wait(const std::uint32_t* futex_word, ready_function ready, vo
     ::sched_yield();
     if (ready(context)) return;
     if (mpi_progress_requested()) poke_mpi_progress();
+    run_wait_side_work();
     if ((round & 63U) == 63U) {
       check_time(monotonic_seconds());
       run_check();
@@ -133,6 +134,7 @@ void waiter::slow_wait(const std::uint32_t* futex_word, ready_function ready, vo
     m_area->sleepers.value.fetch_sub(1, std::memory_order_seq_cst);
     if (ready(context)) return;
     if (drive_progress) poke_mpi_progress();
+    run_wait_side_work();
     check_time(monotonic_seconds());
     run_check();
   }

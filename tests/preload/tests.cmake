@@ -340,21 +340,24 @@ preload_case(preload_nonblocking_layouts RANKS 1 2 3 4 8 RUN_LIMIT 120
        --no-reason MPI_Iallgather:derived-datatype --no-reason MPI_Igather:derived-datatype
        --no-reason MPI_Iscatter:derived-datatype --no-reason MPI_Ialltoall:derived-datatype
        -- $<TARGET_FILE:preload_nonblocking_layouts>)
-# A rank blocked in MPI's point-to-point calls (receive, probe, synchronous or large send...) still
-# progresses its pending nonblocking collectives (intercept_point_to_point.cpp): with a ring of 4
-# and 7 broadcasts outstanding, the root's wait needs contributions the blocked readers hold. Small
+# A rank blocked in MPI's point-to-point calls (receive, probe, synchronous or large send...) or in a
+# served blocking collective on another communicator still progresses its pending nonblocking
+# collectives (intercept_point_to_point.cpp, the waits' side work): with a ring of 4 and 7
+# broadcasts outstanding, the root's wait needs contributions the blocked readers hold. Small
 # broadcasts (one slot each), large ones cut into chunks, and large ones by single copy, where the
 # root's completion needs its reader's start.
 preload_case(preload_blocking_progress RANKS 1 2 3 4 RUN_LIMIT 60
-  ARGS --served MPI_Ibcast --no-reason MPI_Ibcast:beyond-nonblocking-slot
-       --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 -- $<TARGET_FILE:preload_blocking_progress>)
+  ARGS --served MPI_Ibcast --served MPI_Barrier --no-reason MPI_Ibcast:beyond-nonblocking-slot
+       --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 --env CACHECOMM_BARRIER=central-line
+       -- $<TARGET_FILE:preload_blocking_progress>)
 preload_case(preload_blocking_progress.chunks RANKS 2 3 RUN_LIMIT 60
   ARGS --served MPI_Ibcast --no-reason MPI_Ibcast:beyond-nonblocking-slot
-       --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4
+       --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 --env CACHECOMM_BARRIER=central-line
        -- $<TARGET_FILE:preload_blocking_progress> 32768)
 preload_case(preload_blocking_progress.single_copy_all RANKS 2 RUN_LIMIT 60
   ARGS --served MPI_Ibcast --no-reason MPI_Ibcast:beyond-nonblocking-slot
-       --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 --env CACHECOMM_NONBLOCKING_SINGLE_COPY=all
+       --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 --env CACHECOMM_BARRIER=central-line
+       --env CACHECOMM_NONBLOCKING_SINGLE_COPY=all
        -- $<TARGET_FILE:preload_blocking_progress> 32768)
 
 # The same programs with the shallowest ring, 4 slots per rank: where ranks have cores of their own
