@@ -53,7 +53,8 @@ std::size_t segment_bytes(int ranks, std::uint32_t ring, std::size_t slots_offse
 
 nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_bytes,
                                          std::uint32_t ring, const wait_policy& policy,
-                                         const cross_memory* single_copy, bool every_move)
+                                         const cross_memory* single_copy, bool every_move,
+                                         std::size_t single_copy_min_bytes)
     : m_rank(rank_of(node_comm)),
       m_size(size_of_comm(node_comm)),
       m_slot_bytes(slot_bytes),
@@ -80,6 +81,7 @@ nonblocking_channel::nonblocking_channel(MPI_Comm node_comm, std::size_t slot_by
       m_size <= nonblocking_single_copy_max_ranks)
     m_cross = *single_copy;
   m_single_copy_every_move = every_move;
+  m_single_copy_min_bytes = single_copy_min_bytes;
 }
 
 namespace {

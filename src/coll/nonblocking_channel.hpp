@@ -108,10 +108,11 @@ class nonblocking_channel {
   /// slots of `slot_bytes` per rank (nonblocking_ring_slots: the same on every rank).
   /// `single_copy`: the comm's cross-memory attach where large moves should use it
   /// (make_nonblocking_channel), or null; the same on every rank. `every_move`: single copy for
-  /// every kind it serves, not only the automatic rule's (CACHECOMM_NONBLOCKING_SINGLE_COPY=all).
+  /// every kind it serves, not only broadcasts (CACHECOMM_NONBLOCKING_SINGLE_COPY=all), from blocks
+  /// of `single_copy_min_bytes`.
   nonblocking_channel(MPI_Comm node_comm, std::size_t slot_bytes, std::uint32_t ring,
                       const wait_policy& policy, const cross_memory* single_copy = nullptr,
-                      bool every_move = false);
+                      bool every_move = false, std::size_t single_copy_min_bytes = 64U << 10);
 
   [[nodiscard]] int rank() const { return m_rank; }
   [[nodiscard]] int size() const { return m_size; }
@@ -259,6 +260,7 @@ class nonblocking_channel {
   std::vector<bool> m_parts_left;        ///< a split allreduce's parts not copied yet, per owner
   cross_memory m_cross;                  ///< empty where large moves keep two copies
   bool m_single_copy_every_move = false;
+  std::size_t m_single_copy_min_bytes = 0;  ///< the smallest block single copy takes
   /// The single-copy operation whose open claims this rank, as their owner, first saw (complete),
   /// and when: it pushes only once a reader has left a block unclaimed that long.
   std::uint32_t m_grace_sequence = 0;

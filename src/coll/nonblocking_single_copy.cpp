@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "coll/mpi_library.hpp"
 #include "coll/nonblocking_channel.hpp"
 #include "core/comm_impl.hpp"
 #include "shm/memory_copy.hpp"
@@ -17,30 +18,16 @@ namespace cachecomm::detail {
 
 namespace {
 
-/// The smallest block that takes single copy: broadcasts under CACHECOMM_NONBLOCKING_SINGLE_COPY=
-/// bcast, every kind under =all. Off by default. Measured at 2 ranks on their own cores, the
-/// 2-core AMD EPYC (Zen 3) VM, cachecomm-paired-bench (hot buffers, per call, ratio MPI's time /
-/// the preload's; docs/results/session34.md), 64 KiB-1 MiB:
-/// - Open MPI 4.1, 12 launches: ibcast through the slots 1.10-1.31 by median but 0.48-0.78 in 3-5
-///   launches, single copy 0.99-1.07; igather and ialltoall through the slots 1.46-2.42, 0.50-0.60
-///   in one launch, single copy 1.01-1.08; iallgather through the slots never below 1.01.
-/// - Under MPICH 5 the slots' ibcast is 2.0-3.2x MPI's, single copy 1.03-1.38; under Intel MPI
-///   2021 single copy's 1 MiB ibcast 0.54 against the slots' 0.96. Single copy ties a single-copy
-///   MPI (Open MPI), and gives up the slots' lead over the others.
-/// - A single-copy owner also waits for its reader's contribution, which a full ring defers to the
-///   reader's next progress call. The preload's blocking point-to-point calls drive it
-///   (intercept_point_to_point.cpp); a reader blocked in a call passed to MPI unchanged (a blocking
-///   collective on another communicator) holds the owner, sooner than through the slots.
-/// At 32 KiB the slots won in every launch (ibcast 1.45-2.74 against 1.04-1.06).
-std::size_t single_copy_min_bytes(nonblocking_kind kind, bool every_move) {
-  constexpr std::size_t min_bytes = std::size_t{64} << 10;
+/// Which kinds take single copy, from the channel's smallest block (make_nonblocking_channel):
+/// broadcasts always, the other moves under CACHECOMM_NONBLOCKING_SINGLE_COPY=all.
+bool takes_single_copy(nonblocking_kind kind, bool every_move) {
   switch (kind) {
-    case nonblocking_kind::bcast: return min_bytes;  // the channel has it only under bcast or all
+    case nonblocking_kind::bcast: return true;
     case nonblocking_kind::scatter:
     case nonblocking_kind::gather:
     case nonblocking_kind::allgather:
-    case nonblocking_kind::alltoall: return every_move ? min_bytes : 0;
-    default: return 0;  // reductions and barriers never take it
+    case nonblocking_kind::alltoall: return every_move;
+    default: return false;  // reductions and barriers never take it
   }
 }
 
@@ -94,8 +81,7 @@ bool nonblocking_channel::single_copy_applies(nonblocking_kind kind, std::size_t
   // Asked several times per operation of every call: a channel without single copy (the default)
   // answers with one load.
   if (!m_cross.can_write()) return false;
-  const std::size_t min_bytes = single_copy_min_bytes(kind, m_single_copy_every_move);
-  return min_bytes != 0 && bytes >= min_bytes;
+  return bytes >= m_single_copy_min_bytes && takes_single_copy(kind, m_single_copy_every_move);
 }
 
 bool nonblocking_channel::single_copy(const nonblocking_call& call) const {
@@ -260,18 +246,40 @@ bool nonblocking_channel::complete(std::uint32_t sequence, const nonblocking_cal
 }
 
 namespace {
-enum class single_copy_choice { off, bcast, all };
+enum class single_copy_choice { automatic, off, bcast, all };
 const setting<single_copy_choice> nonblocking_single_copy_setting{
     "CACHECOMM_NONBLOCKING_SINGLE_COPY",
-    "off",
+    "auto",
     "Nonblocking collectives' channel (C++ API and preload library), 2 ranks on their own cores "
-    "with cross-memory attach (CACHECOMM_SINGLE_COPY): bcast moves MPI_Ibcast from 64 KiB by "
-    "single copy (one copy from the root's buffer into each reader's, pulled or pushed) and the "
-    "rest through the slots (two copies); all does so for ibcast, iscatter, igather, iallgather "
-    "and ialltoall from 64 KiB; off (the default) never.",
-    {{"off", single_copy_choice::off},
+    "with cross-memory attach (CACHECOMM_SINGLE_COPY): auto (the default) moves MPI_Ibcast from "
+    "128 KiB by single copy (one copy from the root's buffer into each reader's, pulled or pushed) "
+    "under Open MPI, whose own is a single copy, and nothing under other MPIs; bcast does so from "
+    "64 KiB under any MPI; all also for iscatter, igather, iallgather and ialltoall from 64 KiB; "
+    "off never (every call through the slots: two copies).",
+    {{"auto", single_copy_choice::automatic},
+     {"off", single_copy_choice::off},
      {"bcast", single_copy_choice::bcast},
      {"all", single_copy_choice::all}}};
+
+/// The smallest block of the forced settings (bcast, all): measured from 64 KiB (at 32 KiB the
+/// slots won in every launch: ibcast 1.45-2.74 against single copy's 1.04-1.06).
+constexpr std::size_t forced_min_bytes = std::size_t{64} << 10;
+
+/// auto: single copy for broadcasts from this block, under Open MPI only. Measured at 2 ranks on
+/// their own cores, the 2-core AMD EPYC (Zen 3) VM, cachecomm-paired-bench (hot buffers, per call,
+/// ratio MPI's time / the preload's; docs/results/session34.md, session35.md):
+/// - Open MPI 4.1 and 5 move a large ibcast by cross-memory attach; single copy ties them
+///   (0.97-1.07 over 12 launches) where the slots' two copies lose in the launches whose vCPUs pass
+///   lines slowly: 256 KiB 1.31 by median but 0.66 at worst (4 of 12 below 0.97), 1 MiB 1.12 and
+///   0.52 (5 of 12); Open MPI 5's slots 0.80-0.86 at 256 KiB-1 MiB. At 64 KiB the slots lost in 3
+///   of 12 (0.78 at worst) but won by median (1.12-1.20 against 1.02-1.07): the rule starts above.
+/// - MPICH 5's broadcast is two copies, slower than the slots (2.0-3.2x), which single copy would
+///   give up (1.03-1.38); Intel MPI's 1 MiB ibcast is as fast as the slots and twice single copy's.
+/// - Cold buffers favour the slots (1 MiB 2.00 against 1.02: MPI's own single copy is slower on
+///   cold buffers), so the rule gives up a lead there to stay level hot.
+/// - The gathers and alltoalls stay in the slots: 1.5-2.4x MPI's by median, below it in 1 launch
+///   of 12 (single copy 1.01-1.08).
+constexpr std::size_t open_mpi_bcast_min_bytes = std::size_t{128} << 10;
 }  // namespace
 
 std::shared_ptr<nonblocking_channel> make_nonblocking_channel(comm_impl& impl,
@@ -279,7 +287,14 @@ std::shared_ptr<nonblocking_channel> make_nonblocking_channel(comm_impl& impl,
                                                               std::uint32_t ring,
                                                               const wait_policy& policy) {
   const node_topology& topology = impl.topology();
-  const single_copy_choice choice = nonblocking_single_copy_setting.read(impl.settings());
+  const single_copy_choice requested = nonblocking_single_copy_setting.read(impl.settings());
+  const bool automatic = requested == single_copy_choice::automatic;
+  // Every rank runs on the same MPI library, so every rank takes the same choice.
+  const single_copy_choice choice = !automatic ? requested
+                                    : running_mpi_family() == mpi_library_family::open_mpi
+                                        ? single_copy_choice::bcast
+                                        : single_copy_choice::off;
+  const std::size_t min_bytes = automatic ? open_mpi_bcast_min_bytes : forced_min_bytes;
   // The probe is collective: every rank reaches this line with the same settings and shape.
   const cross_memory* single_copy =
       choice != single_copy_choice::off &&
@@ -287,7 +302,7 @@ std::shared_ptr<nonblocking_channel> make_nonblocking_channel(comm_impl& impl,
           ? &impl.single_copy()
           : nullptr;
   return std::make_shared<nonblocking_channel>(impl.node(), slot_bytes, ring, policy, single_copy,
-                                               choice == single_copy_choice::all);
+                                               choice == single_copy_choice::all, min_bytes);
 }
 
 }  // namespace cachecomm::detail

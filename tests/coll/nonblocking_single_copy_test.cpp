@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -144,6 +145,33 @@ TEST(NonblockingSingleCopy, OwnerCompletesWhileItsReaderIsBlockedInAReceive) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }
+}
+
+// The automatic rule (CACHECOMM_NONBLOCKING_SINGLE_COPY unset): broadcasts from 128 KiB by single
+// copy under Open MPI, whose own broadcast is one (2 ranks on their own cores with cross-memory
+// attach); every other call, and every call under another MPI, through the slots.
+TEST(NonblockingSingleCopy, AutomaticRuleTakesItForLargeBroadcastsUnderOpenMpiOnly) {
+  if (std::getenv("CACHECOMM_NONBLOCKING_SINGLE_COPY") != nullptr)
+    GTEST_SKIP() << "CACHECOMM_NONBLOCKING_SINGLE_COPY is set";
+  comm c(MPI_COMM_WORLD);
+  prepare_nonblocking(c);
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  const bool open_mpi =
+      std::string(version, static_cast<std::size_t>(length)).rfind("Open MPI", 0) == 0;
+  const bool shape = c.size() == 2 && !c.topology().oversubscribed && single_copy_available(c);
+  const auto single = [&](nonblocking_collective collective, std::size_t bytes) {
+    return explain_nonblocking(c, collective, bytes).reason.find("single copy") !=
+           std::string::npos;
+  };
+  EXPECT_EQ(single(nonblocking_collective::broadcast, std::size_t{1} << 20), open_mpi && shape);
+  EXPECT_EQ(single(nonblocking_collective::broadcast, std::size_t{128} << 10), open_mpi && shape);
+  EXPECT_FALSE(single(nonblocking_collective::broadcast, std::size_t{64} << 10));
+  EXPECT_FALSE(single(nonblocking_collective::gather, std::size_t{1} << 20));
+  EXPECT_FALSE(single(nonblocking_collective::scatter, std::size_t{1} << 20));
+  EXPECT_FALSE(single(nonblocking_collective::allgather, std::size_t{1} << 20));
+  EXPECT_FALSE(single(nonblocking_collective::alltoall, std::size_t{2} << 20));
 }
 
 }  // namespace

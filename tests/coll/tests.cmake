@@ -90,6 +90,9 @@ cachecomm_add_mpi_test(mpi_nonblocking_blocks SOURCES coll/nonblocking_blocks_te
 # it serves: owners wait for their readers, and push into a blocked one; and the suites above.
 cachecomm_add_mpi_test(mpi_nonblocking_single_copy SOURCES coll/nonblocking_single_copy_test.cpp
                        RANKS 2 ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_NONBLOCKING_SINGLE_COPY=all)
+# The default rule (auto): large broadcasts by single copy under Open MPI, nothing else.
+cachecomm_add_mpi_test(mpi_nonblocking_single_copy SOURCES coll/nonblocking_single_copy_test.cpp
+                       RANKS 2 SUFFIX .auto ENV ${CACHECOMM_COLL_TEST_ENV})
 cachecomm_add_mpi_test(mpi_nonblocking SOURCES coll/nonblocking_test.cpp RANKS 2
                        SUFFIX .single_copy_all
                        ENV ${CACHECOMM_COLL_TEST_ENV} CACHECOMM_NONBLOCKING_SINGLE_COPY=all)
