@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "preload/progress_wait.hpp"
@@ -114,9 +115,16 @@ int MPI_Sendrecv_replace(void* buffer, int count, MPI_Datatype type, int dest, i
   }
   int packed_bytes = 0;
   int type_bytes = 0;
-  int code = PMPI_Pack_size(count, type, comm, &packed_bytes);
-  if (code == MPI_SUCCESS) code = PMPI_Type_size(type, &type_bytes);
-  if (code != MPI_SUCCESS) return code;
+  // A message whose packed size an int may not hold, or an argument MPI refuses, takes MPI's own
+  // blocking call (which reports the error as the program expects).
+  constexpr long long int_limit = std::numeric_limits<int>::max() / 2;
+  if (count < 0 || PMPI_Type_size(type, &type_bytes) != MPI_SUCCESS ||
+      static_cast<long long>(count) * type_bytes > int_limit ||
+      PMPI_Pack_size(count, type, comm, &packed_bytes) != MPI_SUCCESS) {
+    return PMPI_Sendrecv_replace(buffer, count, type, dest, send_tag, source, recv_tag, comm,
+                                 status);
+  }
+  int code = MPI_SUCCESS;
   std::vector<std::byte> reply(static_cast<std::size_t>(packed_bytes));
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   code = PMPI_Irecv(reply.data(), packed_bytes, MPI_PACKED, source, recv_tag, comm, &requests[0]);
