@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "cachecomm/config.hpp"
 #include "cachecomm/error.hpp"
 #include "cachecomm/nonblocking.hpp"
 #include "coll/coll_settings.hpp"
+#include "coll/nonblocking_rules.hpp"
 #include "coll/nonblocking_state.hpp"
 #include "core/comm_impl.hpp"
 #include "core/mpi_check.hpp"
@@ -80,6 +82,15 @@ std::size_t largest_call(comm& c, const nonblocking_state& state,
                                   block_per_rank);
 }
 
+/// The channel's kind of `collective` (the kinds follow the collectives, from 1).
+nonblocking_kind kind_of(nonblocking_collective collective) {
+  static_assert(static_cast<std::uint32_t>(nonblocking_kind::bcast) ==
+                    static_cast<std::uint32_t>(nonblocking_collective::broadcast) + 1 &&
+                static_cast<std::uint32_t>(nonblocking_kind::exscan) ==
+                    static_cast<std::uint32_t>(nonblocking_collective::exscan) + 1);
+  return static_cast<nonblocking_kind>(static_cast<std::uint32_t>(collective) + 1);
+}
+
 /// The path of a call of `bytes`: depends only on what every rank agrees on (the comm, its state
 /// after the same collectives, the call and its bytes), so every rank takes the same one.
 nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collective collective,
@@ -91,6 +102,10 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
     return {nonblocking_path::system_mpi, "the comm spans " + std::to_string(topology.node_count) +
                                               " nodes and the shared-memory channel is node-local"};
   }
+  if (const std::string_view reason =
+          nonblocking_mpi_faster(kind_of(collective), bytes, topology, running_mpi_family());
+      !reason.empty())
+    return {nonblocking_path::system_mpi, std::string(reason)};
   // Every call that fits the ring, broadcasts and gathers too: through the slots they are two
   // copies, and MPI's single copy lets its readers finish sooner, but OSU's osu_ibcast and
   // osu_igather (which wait for the whole call) took 1.6-4.8x longer passed to MPI at 32-64 KiB
@@ -114,12 +129,7 @@ nonblocking_choice choose(comm& c, nonblocking_state& state, nonblocking_collect
             "the comm's nonblocking channel is not built yet (prepare_nonblocking(), or the "
             "comm's next blocking collective, builds it)"};
   }
-  // The kinds follow the collectives, from 1.
-  static_assert(static_cast<std::uint32_t>(nonblocking_kind::bcast) ==
-                    static_cast<std::uint32_t>(nonblocking_collective::broadcast) + 1 &&
-                static_cast<std::uint32_t>(nonblocking_kind::exscan) ==
-                    static_cast<std::uint32_t>(nonblocking_collective::exscan) + 1);
-  const auto kind = static_cast<nonblocking_kind>(static_cast<std::uint32_t>(collective) + 1);
+  const nonblocking_kind kind = kind_of(collective);
   // Alltoall's bytes here are all of a rank's blocks; single copy goes by the block.
   const std::size_t block = collective == nonblocking_collective::alltoall
                                 ? bytes / static_cast<std::size_t>(std::max(1, topology.node_size))

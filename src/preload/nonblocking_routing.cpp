@@ -1,7 +1,10 @@
 #include "preload/nonblocking_routing.hpp"
 
 #include <cstdint>
+#include <optional>
 
+#include "coll/mpi_library.hpp"
+#include "coll/nonblocking_rules.hpp"
 #include "preload/collective_routing.hpp"
 #include "preload/nonblocking_requests.hpp"
 #include "preload/type_layout.hpp"
@@ -32,6 +35,7 @@ comm_state* state_of_comm(MPI_Comm comm) {
 
 nonblocking_route route_communicator(call_kind kind, MPI_Comm comm) {
   nonblocking_route r;
+  r.kind = kind;
   if (!g_armed[static_cast<std::size_t>(kind)]) {
     r.why = globally_blocked(kind).value_or(outcome::disabled);
     return r;
@@ -61,6 +65,17 @@ nonblocking_route route_communicator(call_kind kind, MPI_Comm comm) {
   return r;
 }
 
+namespace {
+/// The channel's kind of a call the built-in rules know (nonblocking_rules.hpp), if any.
+std::optional<nonblocking_kind> channel_kind(call_kind kind) {
+  switch (kind) {
+    case call_kind::ibcast: return nonblocking_kind::bcast;
+    case call_kind::iscatter: return nonblocking_kind::scatter;
+    default: return std::nullopt;
+  }
+}
+}  // namespace
+
 void admit_nonblocking(nonblocking_route& r, std::size_t bytes, bool block_per_rank) {
   comm_state* state = r.state;
   // The channel's own figure once it is built (the same: built from the same settings).
@@ -69,6 +84,12 @@ void admit_nonblocking(nonblocking_route& r, std::size_t bytes, bool block_per_r
                                   : nonblocking_largest_call(r.fast->topology(), block_per_rank);
   if (bytes > largest) {
     r.why = outcome::beyond_slot;
+    return;
+  }
+  if (const auto kind = channel_kind(r.kind);
+      kind &&
+      !nonblocking_mpi_faster(*kind, bytes, r.fast->topology(), running_mpi_family()).empty()) {
+    r.why = outcome::mpi_faster;
     return;
   }
   if (state->nonblocking_failed) {

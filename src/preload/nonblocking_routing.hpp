@@ -25,6 +25,7 @@ struct nonblocking_route {
   comm_state* state = nullptr;
   outcome why = outcome::served;
   long long index = 0;  ///< the call's number on its communicator (comm_state::nonblocking_calls)
+  call_kind kind = call_kind::ibarrier;  ///< the call being routed
 };
 
 /// The communicator's part of the decision: `fast` is set when its state could serve nonblocking
