@@ -2,7 +2,8 @@
 // becomes its nonblocking form and a wait that runs progress passes (progress_wait.hpp). Without
 // it, a rank blocked in MPI_Recv from a peer that waits for one of its contributions (deferred by a
 // full ring, nonblocking_channel.hpp) would hold that peer forever, where MPI's own collectives
-// progress inside any MPI call. While nothing is pending, every call goes straight to MPI.
+// progress inside any MPI call. While nothing is pending, every call goes straight to MPI. MPI-4's
+// large-count forms (MPI_Send_c...) likewise, where the MPI has them.
 #include <mpi.h>
 
 #include <cstddef>
@@ -53,13 +54,43 @@ int cancel_receive(MPI_Request* receive, int code) {
   return code;
 }
 
-using start_send = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
-
-int send_driving(start_send start, const void* buffer, int count, MPI_Datatype type, int dest,
-                 int tag, MPI_Comm comm) {
+/// A send through `start` (MPI_Isend, MPI_Issend, MPI_Irsend, or their large-count forms) and a
+/// wait that drives the pending operations.
+template <typename Count>
+int send_driving(int (*start)(const void*, Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request*),
+                 const void* buffer, Count count, MPI_Datatype type, int dest, int tag,
+                 MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   const int code = start(buffer, count, type, dest, tag, comm, &request);
   return code != MPI_SUCCESS ? code : wait_driving(&request, MPI_STATUS_IGNORE);
+}
+
+/// A receive through `start` (MPI_Irecv or MPI_Irecv_c) and a wait that drives them.
+template <typename Count>
+int receive_driving(int (*start)(void*, Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request*),
+                    void* buffer, Count count, MPI_Datatype type, int source, int tag,
+                    MPI_Comm comm, MPI_Status* status) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int code = start(buffer, count, type, source, tag, comm, &request);
+  return code != MPI_SUCCESS ? code : wait_driving(&request, status);
+}
+
+/// MPI_Sendrecv's driven form, for either count type.
+template <typename Count>
+int sendrecv_driving(int (*start_receive)(void*, Count, MPI_Datatype, int, int, MPI_Comm,
+                                          MPI_Request*),
+                     int (*start_send)(const void*, Count, MPI_Datatype, int, int, MPI_Comm,
+                                       MPI_Request*),
+                     const void* send_buffer, Count send_count, MPI_Datatype send_type, int dest,
+                     int send_tag, void* recv_buffer, Count recv_count, MPI_Datatype recv_type,
+                     int source, int recv_tag, MPI_Comm comm, MPI_Status* status) {
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int code =
+      start_receive(recv_buffer, recv_count, recv_type, source, recv_tag, comm, &requests[0]);
+  if (code != MPI_SUCCESS) return code;
+  code = start_send(send_buffer, send_count, send_type, dest, send_tag, comm, &requests[1]);
+  if (code != MPI_SUCCESS) return cancel_receive(&requests[0], code);
+  return wait_pair_driving(requests, status);
 }
 
 }  // namespace
@@ -85,9 +116,7 @@ int MPI_Recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MP
              MPI_Status* status) {
   if (!preload::drives_operations())
     return PMPI_Recv(buffer, count, type, source, tag, comm, status);
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int code = PMPI_Irecv(buffer, count, type, source, tag, comm, &request);
-  return code != MPI_SUCCESS ? code : wait_driving(&request, status);
+  return receive_driving(PMPI_Irecv, buffer, count, type, source, tag, comm, status);
 }
 
 int MPI_Sendrecv(const void* send_buffer, int send_count, MPI_Datatype send_type, int dest,
@@ -97,12 +126,9 @@ int MPI_Sendrecv(const void* send_buffer, int send_count, MPI_Datatype send_type
     return PMPI_Sendrecv(send_buffer, send_count, send_type, dest, send_tag, recv_buffer,
                          recv_count, recv_type, source, recv_tag, comm, status);
   }
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  int code = PMPI_Irecv(recv_buffer, recv_count, recv_type, source, recv_tag, comm, &requests[0]);
-  if (code != MPI_SUCCESS) return code;
-  code = PMPI_Isend(send_buffer, send_count, send_type, dest, send_tag, comm, &requests[1]);
-  if (code != MPI_SUCCESS) return cancel_receive(&requests[0], code);
-  return wait_pair_driving(requests, status);
+  return sendrecv_driving(PMPI_Irecv, PMPI_Isend, send_buffer, send_count, send_type, dest,
+                          send_tag, recv_buffer, recv_count, recv_type, source, recv_tag, comm,
+                          status);
 }
 
 // The reply lands in a packed copy while the buffer is sent (a message sent with any type may be
@@ -177,5 +203,66 @@ int MPI_Mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message,
   const int code = PMPI_Imrecv(buffer, count, type, message, &request);
   return code != MPI_SUCCESS ? code : wait_driving(&request, status);
 }
+
+#if MPI_VERSION >= 4
+// MPI-4's large-count forms (MPICH 4-5, Intel MPI, the MPI-5 ABI; mpi4py calls them whenever the
+// library has them): the same, through the large-count nonblocking calls.
+
+int MPI_Send_c(const void* buffer, MPI_Count count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm) {
+  if (!preload::drives_operations()) return PMPI_Send_c(buffer, count, type, dest, tag, comm);
+  return send_driving(PMPI_Isend_c, buffer, count, type, dest, tag, comm);
+}
+
+int MPI_Ssend_c(const void* buffer, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                MPI_Comm comm) {
+  if (!preload::drives_operations()) return PMPI_Ssend_c(buffer, count, type, dest, tag, comm);
+  return send_driving(PMPI_Issend_c, buffer, count, type, dest, tag, comm);
+}
+
+int MPI_Rsend_c(const void* buffer, MPI_Count count, MPI_Datatype type, int dest, int tag,
+                MPI_Comm comm) {
+  if (!preload::drives_operations()) return PMPI_Rsend_c(buffer, count, type, dest, tag, comm);
+  return send_driving(PMPI_Irsend_c, buffer, count, type, dest, tag, comm);
+}
+
+int MPI_Recv_c(void* buffer, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               MPI_Status* status) {
+  if (!preload::drives_operations())
+    return PMPI_Recv_c(buffer, count, type, source, tag, comm, status);
+  return receive_driving(PMPI_Irecv_c, buffer, count, type, source, tag, comm, status);
+}
+
+int MPI_Sendrecv_c(const void* send_buffer, MPI_Count send_count, MPI_Datatype send_type, int dest,
+                   int send_tag, void* recv_buffer, MPI_Count recv_count, MPI_Datatype recv_type,
+                   int source, int recv_tag, MPI_Comm comm, MPI_Status* status) {
+  if (!preload::drives_operations()) {
+    return PMPI_Sendrecv_c(send_buffer, send_count, send_type, dest, send_tag, recv_buffer,
+                           recv_count, recv_type, source, recv_tag, comm, status);
+  }
+  return sendrecv_driving(PMPI_Irecv_c, PMPI_Isend_c, send_buffer, send_count, send_type, dest,
+                          send_tag, recv_buffer, recv_count, recv_type, source, recv_tag, comm,
+                          status);
+}
+
+// A count that fits an int takes the int call's driven form; a larger one MPI's own call.
+int MPI_Sendrecv_replace_c(void* buffer, MPI_Count count, MPI_Datatype type, int dest, int send_tag,
+                           int source, int recv_tag, MPI_Comm comm, MPI_Status* status) {
+  if (!preload::drives_operations() || count < 0 || count > std::numeric_limits<int>::max()) {
+    return PMPI_Sendrecv_replace_c(buffer, count, type, dest, send_tag, source, recv_tag, comm,
+                                   status);
+  }
+  return MPI_Sendrecv_replace(buffer, static_cast<int>(count), type, dest, send_tag, source,
+                              recv_tag, comm, status);
+}
+
+int MPI_Mrecv_c(void* buffer, MPI_Count count, MPI_Datatype type, MPI_Message* message,
+                MPI_Status* status) {
+  if (!preload::drives_operations()) return PMPI_Mrecv_c(buffer, count, type, message, status);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int code = PMPI_Imrecv_c(buffer, count, type, message, &request);
+  return code != MPI_SUCCESS ? code : wait_driving(&request, status);
+}
+#endif  // MPI_VERSION >= 4
 
 }  // extern "C"

@@ -53,6 +53,7 @@ enum call {
   send_large,
   rsend,
   barrier_elsewhere,
+  recv_large_count, /* MPI_Recv_c and MPI_Send_c (MPI-4; MPI_Recv and MPI_Send below that) */
   calls
 };
 static const char* const call_names[calls] = {"MPI_Recv",
@@ -63,7 +64,8 @@ static const char* const call_names[calls] = {"MPI_Recv",
                                               "MPI_Ssend",
                                               "MPI_Send (large)",
                                               "MPI_Rsend",
-                                              "MPI_Barrier on another communicator"};
+                                              "MPI_Barrier on another communicator",
+                                              "MPI_Recv_c (MPI_Recv before MPI-4)"};
 enum { large = 1 << 18 }; /* ints: 1 MiB, past every MPI's eager limit */
 
 static void reader(enum call call, int round, int* message) {
@@ -122,6 +124,14 @@ static void reader(enum call call, int round, int* message) {
       break;
     }
     case barrier_elsewhere: MPI_Barrier(elsewhere); break;
+    case recv_large_count:
+#if MPI_VERSION >= 4
+      MPI_Recv_c(&got, 1, MPI_INT, root, tag, MPI_COMM_WORLD, &status);
+#else
+      MPI_Recv(&got, 1, MPI_INT, root, tag, MPI_COMM_WORLD, &status);
+#endif
+      CHECK(got == round && status.MPI_SOURCE == root, "large-count recv %d", got);
+      break;
     case calls: break;
   }
   MPI_Waitall(outstanding, requests, MPI_STATUSES_IGNORE);
@@ -171,6 +181,13 @@ static void answer(enum call call, int round, int* message) {
         MPI_Send(&round, 1, MPI_INT, peer, tag + 1, MPI_COMM_WORLD);
         MPI_Wait(&posted[peer], MPI_STATUS_IGNORE);
         CHECK(message[peer] == peer * 3 + round, "rsend from %d: %d", peer, message[peer]);
+        break;
+      case recv_large_count:
+#if MPI_VERSION >= 4
+        MPI_Send_c(&round, 1, MPI_INT, peer, tag, MPI_COMM_WORLD);
+#else
+        MPI_Send(&round, 1, MPI_INT, peer, tag, MPI_COMM_WORLD);
+#endif
         break;
       case barrier_elsewhere:
       case calls: break;
