@@ -24,6 +24,12 @@
 // A blocking collective on the comm first finishes the comm's pending shared-memory requests
 // (a peer may wait for this rank's contribution before entering it).
 //
+// Progress needs this rank's calls only for a call started while every slot of the comm's ring was
+// still in use (its data goes in at the next test, wait, start or cachecomm wait of the process).
+// A rank that keeps more calls outstanding than the ring holds and then blocks in MPI itself (an
+// MPI_Recv from a peer that waits for those calls) holds that peer: make a test or wait first.
+// The preload library drives them from MPI's blocking point-to-point calls too.
+//
 // Destruction: the destructor of a request that is still active (not yet reported complete by
 // test/wait) waits for it, so the buffers it writes are never written after it is gone and the
 // peers never wait for a contribution that never comes. If that wait fails (a peer died, or

@@ -8,7 +8,8 @@
 
 #include <cstddef>
 #include <limits>
-#include <vector>
+#include <memory>
+#include <new>
 
 #include "preload/progress_wait.hpp"
 
@@ -29,7 +30,8 @@ int wait_driving(MPI_Request* request, MPI_Status* status) {
 }
 
 /// Waits for a send and a receive (requests[0] the receive, whose status goes to `status`); returns
-/// the first failure's class, as the blocking call would.
+/// the first failure's class, as the blocking call would. A request the array's test left pending
+/// beside a failed one (MPI_ERR_PENDING) is waited for: its buffers are the caller's.
 int wait_pair_driving(MPI_Request requests[2], MPI_Status* status) {
   MPI_Status statuses[2];
   int code = MPI_SUCCESS;
@@ -41,9 +43,20 @@ int wait_pair_driving(MPI_Request requests[2], MPI_Status* status) {
   });
   if (blocked) code = PMPI_Waitall(2, requests, statuses);
   if (code == MPI_ERR_IN_STATUS) {
-    code = statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR;
+    int first_error = MPI_SUCCESS;
+    for (int i = 0; i < 2; ++i) {
+      int error = statuses[i].MPI_ERROR;
+      if (error == MPI_ERR_PENDING) error = PMPI_Wait(&requests[i], &statuses[i]);
+      if (error != MPI_SUCCESS && first_error == MPI_SUCCESS) first_error = error;
+    }
+    return first_error;
   }
-  if (status != MPI_STATUS_IGNORE) *status = statuses[0];
+  // A single-completion call leaves the status's error field as the caller set it.
+  if (code == MPI_SUCCESS && status != MPI_STATUS_IGNORE) {
+    const int caller_error = status->MPI_ERROR;
+    *status = statuses[0];
+    status->MPI_ERROR = caller_error;
+  }
   return code;
 }
 
@@ -144,31 +157,47 @@ int MPI_Sendrecv_replace(void* buffer, int count, MPI_Datatype type, int dest, i
   // A message whose packed size an int may not hold, or an argument MPI refuses, takes MPI's own
   // blocking call (which reports the error as the program expects).
   constexpr long long int_limit = std::numeric_limits<int>::max() / 2;
-  if (count < 0 || PMPI_Type_size(type, &type_bytes) != MPI_SUCCESS ||
+  if (count < 0 || PMPI_Type_size(type, &type_bytes) != MPI_SUCCESS || type_bytes < 0 ||
       static_cast<long long>(count) * type_bytes > int_limit ||
       PMPI_Pack_size(count, type, comm, &packed_bytes) != MPI_SUCCESS) {
     return PMPI_Sendrecv_replace(buffer, count, type, dest, send_tag, source, recv_tag, comm,
                                  status);
   }
+  // Not zeroed (the reply overwrites what it uses); no memory for it: MPI's own call.
+  const std::unique_ptr<std::byte[]> reply(new (std::nothrow)
+                                               std::byte[static_cast<std::size_t>(packed_bytes)]);
+  if (reply == nullptr) {
+    return PMPI_Sendrecv_replace(buffer, count, type, dest, send_tag, source, recv_tag, comm,
+                                 status);
+  }
   int code = MPI_SUCCESS;
-  std::vector<std::byte> reply(static_cast<std::size_t>(packed_bytes));
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  code = PMPI_Irecv(reply.data(), packed_bytes, MPI_PACKED, source, recv_tag, comm, &requests[0]);
+  code = PMPI_Irecv(reply.get(), packed_bytes, MPI_PACKED, source, recv_tag, comm, &requests[0]);
   if (code != MPI_SUCCESS) return code;
   code = PMPI_Isend(buffer, count, type, dest, send_tag, comm, &requests[1]);
   if (code != MPI_SUCCESS) return cancel_receive(&requests[0], code);
   MPI_Status reply_status;
+  reply_status.MPI_ERROR = MPI_SUCCESS;
   code = wait_pair_driving(requests, &reply_status);
   if (code != MPI_SUCCESS) return code;
   int received_bytes = 0;
   code = PMPI_Get_count(&reply_status, MPI_PACKED, &received_bytes);
   if (code != MPI_SUCCESS) return code;
+  // More than the buffer holds (the packed size is an upper bound): what the blocking call reports.
+  if (static_cast<long long>(received_bytes) > static_cast<long long>(count) * type_bytes) {
+    (void)PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
+    return MPI_ERR_TRUNCATE;
+  }
   if (type_bytes > 0 && received_bytes > 0) {
     int position = 0;
-    code = PMPI_Unpack(reply.data(), received_bytes, &position, buffer, received_bytes / type_bytes,
+    code = PMPI_Unpack(reply.get(), received_bytes, &position, buffer, received_bytes / type_bytes,
                        type, comm);
   }
-  if (status != MPI_STATUS_IGNORE) *status = reply_status;
+  if (status != MPI_STATUS_IGNORE) {
+    const int caller_error = status->MPI_ERROR;
+    *status = reply_status;
+    status->MPI_ERROR = caller_error;
+  }
   return code;
 }
 

@@ -353,6 +353,7 @@ preload_case(preload_blocking_progress RANKS 1 2 3 4 RUN_LIMIT 60
 preload_case(preload_blocking_progress.chunks RANKS 2 3 RUN_LIMIT 60
   ARGS --served MPI_Ibcast --no-reason MPI_Ibcast:beyond-nonblocking-slot
        --env CACHECOMM_PRELOAD_NONBLOCKING_SLOTS=4 --env CACHECOMM_BARRIER=central-line
+       --env CACHECOMM_NONBLOCKING_SINGLE_COPY=off
        -- $<TARGET_FILE:preload_blocking_progress> 32768)
 preload_case(preload_blocking_progress.single_copy_all RANKS 2 RUN_LIMIT 60
   ARGS --served MPI_Ibcast --no-reason MPI_Ibcast:beyond-nonblocking-slot
