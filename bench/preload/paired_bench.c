@@ -11,7 +11,8 @@
  * preloaded in separate runs, include them.
  *
  * paired_bench [--ops bcast,reduce,...] [-m MIN:MAX] [--pairs N] [-i CALLS] [--warmup N]
- *              [--timing per-call|back-to-back] [--buffers hot|cold] [--json FILE]
+ *              [--timing per-call|back-to-back] [--buffers hot|cold] [--buffer-offset BYTES]
+ *              [--json FILE]
  * Ops: barrier bcast reduce allreduce allgather gather scatter alltoall reduce_scatter_block scan
  * exscan allgatherv gatherv ibarrier ibcast iallreduce iallgather igather ialltoall iscatter. Sizes
  * are OSU's: the vector for bcast and the reductions (MPI_FLOAT sums; below 4 bytes skipped), a
@@ -19,7 +20,10 @@
  * (OSU's loop); back-to-back: the batch's calls in a row. cold: every buffer rewritten before every
  * call (outside the timed part; per-call only). A batch's figure is the ranks' average time per
  * call (OSU's "Avg Latency"). -i: calls per batch at 8 KiB, scaled to keep a batch's time about
- * even.
+ * even. --buffer-offset: where the buffers start past a page boundary, in bytes: 0 as OSU allocates
+ * them (posix_memalign), 16 (the default) as a large malloc or calloc returns them. It matters:
+ * glibc's `rep movsb` copies land in the AMD trap at 1-31 bytes (docs/architecture.md), so an MPI's
+ * own copies into 16-byte-offset buffers can be several times slower than into OSU's.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -181,6 +185,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int selected[op_count] = {0}, pairs = 25, calls = 50, warmup = 150, per_call = 1, cold = 0;
   int bad = 0;
+  long buffer_offset = 16;
   size_t min_bytes = 1, max_bytes = 4u << 20;
   const char* json = NULL;
   char default_ops[] = "barrier,bcast,reduce,allreduce,allgather";
@@ -205,6 +210,8 @@ int main(int argc, char** argv) {
     } else if (strcmp(argv[i], "--buffers") == 0) {
       cold = strcmp(argv[++i], "cold") == 0;
       bad |= !cold && strcmp(argv[i], "hot") != 0;
+    } else if (strcmp(argv[i], "--buffer-offset") == 0) {
+      buffer_offset = atol(argv[++i]);
     } else if (strcmp(argv[i], "--json") == 0) {
       json = argv[++i];
     } else {
@@ -212,18 +219,27 @@ int main(int argc, char** argv) {
     }
   }
   bad |= parse_ops(ops, selected) != 0 || pairs < 2 || calls < 1 || warmup < 0 || min_bytes < 1 ||
-         max_bytes < min_bytes || (cold && !per_call);
+         max_bytes < min_bytes || (cold && !per_call) || buffer_offset < 0 || buffer_offset >= 4096;
   if (bad) {
     if (rank == 0)
       fprintf(stderr,
               "paired_bench: [--ops OP,...] [-m MIN:MAX] [--pairs N >= 2] [-i CALLS >= 1] "
               "[--warmup N] [--timing per-call|back-to-back] [--buffers hot|cold (per-call)] "
-              "[--json FILE]\n");
+              "[--buffer-offset BYTES < 4096] [--json FILE]\n");
     MPI_Finalize();
     return 2;
   }
-  send_buffer = calloc(max_bytes * (size_t)size, 1); /* zeros: sums stay finite */
-  receive_buffer = calloc(max_bytes * (size_t)size, 1);
+  const size_t buffer_bytes = max_bytes * (size_t)size;
+  void* pages[2] = {NULL, NULL};
+  for (int b = 0; b < 2; ++b) {
+    if (posix_memalign(&pages[b], 4096, buffer_bytes + (size_t)buffer_offset) != 0) {
+      fprintf(stderr, "paired_bench: cannot allocate %zu bytes\n", buffer_bytes);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(pages[b], 0, buffer_bytes + (size_t)buffer_offset); /* zeros: sums stay finite */
+  }
+  send_buffer = (char*)pages[0] + buffer_offset;
+  receive_buffer = (char*)pages[1] + buffer_offset;
   counts = malloc(sizeof(int) * (size_t)size);
   displacements = malloc(sizeof(int) * (size_t)size);
   double* ratios = malloc(sizeof(double) * (size_t)pairs);
@@ -240,18 +256,21 @@ int main(int argc, char** argv) {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   FILE* out = rank == 0 && json != NULL ? fopen(json, "w") : NULL;
   if (rank == 0) {
-    printf("# paired A/B, %d ranks on %ld cores%s, %s, %s buffers, %d pairs; preload %s\n", size,
-           cores, size > cores ? " (oversubscribed)" : "", per_call ? "per call" : "back to back",
-           cold ? "cold" : "hot", pairs, preloaded ? "loaded" : "NOT loaded (both sides MPI)");
+    printf(
+        "# paired A/B, %d ranks on %ld cores%s, %s, %s buffers %ld bytes past a page, %d pairs; "
+        "preload %s\n",
+        size, cores, size > cores ? " (oversubscribed)" : "",
+        per_call ? "per call" : "back to back", cold ? "cold" : "hot", buffer_offset, pairs,
+        preloaded ? "loaded" : "NOT loaded (both sides MPI)");
     printf("# ratio = mpi / preload per pair (> 1: the preload is faster): median [p25-p75]\n");
   }
   if (out != NULL)
     fprintf(out,
             "{\"tool\": \"paired_bench\", \"suite\": \"preload-paired\", \"machine\": {\"cpu\": "
             "\"%s\", \"cores\": %ld, \"mpi\": \"%s\"}, \"np\": %d, \"oversubscribed\": %s, "
-            "\"preloaded\": %s, \"results\": [",
+            "\"preloaded\": %s, \"buffer_offset\": %ld, \"results\": [",
             model, cores, library, size, size > cores ? "true" : "false",
-            preloaded ? "true" : "false");
+            preloaded ? "true" : "false", buffer_offset);
   int rows = 0;
   for (int op = 0; op < op_count; ++op) {
     if (!selected[op]) continue;
@@ -314,8 +333,8 @@ int main(int argc, char** argv) {
   free(ratios);
   free(times[0]);
   free(times[1]);
-  free(send_buffer);
-  free(receive_buffer);
+  free(pages[0]);
+  free(pages[1]);
   free(counts);
   free(displacements);
   MPI_Finalize();

@@ -52,16 +52,14 @@ inline constexpr std::size_t single_copy_broadcast_min_bytes = 16U << 10;
 inline constexpr std::size_t single_copy_broadcast_streaming_min_bytes = 64U << 10;
 /// Single-copy allgather from this block size (2 ranks per node on their own cores), and
 /// allgatherv's from this largest block (its rule was measured at 64 KiB, not below).
-inline constexpr std::size_t single_copy_allgather_min_bytes = 32U << 10;
+inline constexpr std::size_t single_copy_allgather_min_bytes = 256U << 10;
 inline constexpr std::size_t single_copy_allgatherv_min_bytes = 64U << 10;
 /// The system MPI's own allgather from this block size (2 ranks on their own cores, one node).
 inline constexpr std::size_t system_allgather_min_bytes = 1U << 20;
 /// Under Intel MPI (2 ranks on their own cores, one node) its own allreduce in this range of
-/// message sizes and its own allgather in this range of block sizes.
+/// message sizes.
 inline constexpr std::size_t intel_allreduce_min_bytes = 256U << 10;
 inline constexpr std::size_t intel_allreduce_max_bytes = 2U << 20;
-inline constexpr std::size_t intel_allgather_min_bytes = 16U << 10;
-inline constexpr std::size_t intel_allgather_max_bytes = 64U << 10;
 /// Under Intel MPI with this many ranks or more on their own cores, its own rooted reduce of
 /// messages past a slot and below this size (intel_mpi_reason).
 inline constexpr int intel_reduce_min_ranks = 8;
@@ -376,18 +374,20 @@ inline selection<allgather_algorithm> select_allgather(const selection_input& in
   if (const auto id = selection_rules::measured_choice(input, tuned_op::allgather); id > 0)
     return {static_cast<allgather_algorithm>(id), measured_reason};
   // Single copy saves one of central's P + 1 block copies per rank (its own block into shared
-  // memory) and reads the others' blocks from their owners' caches instead of from memory (central
-  // writes the shared region with streaming stores, see shared_copy.hpp). Measured at 2 ranks on a
-  // 2-core AMD EPYC VM (3 interleaved runs, medians, hot and cold): from 64 KiB blocks single copy
-  // ties Open MPI (64 KiB 7.7-8.7 us against 8.3-9.4; 256 KiB 27.8-38.5 against 27.7-38.5) while
-  // central takes 1.5-2x as long (13.0-13.4; 59.5-65.3); at 32 KiB they tie (5.6-6.2 against
-  // 5.8-7.0). At 32 KiB OSU's loops decided it (5 interleaved rounds, plain / preloaded, median
-  // [spread]): central 0.91-1.16 [0.35-1.34] per call and 1.02-1.13 [0.87-1.44] back to back under
-  // Open MPI 4.1, 0.96 [0.53-5.29] per call under Open MPI 5; single copy 1.33 [0.81-3.08] and
-  // 1.14 [0.94-1.21], 1.81 [0.65-4.19] (5.3 us per call against central's 6.3). Oversubscribed (4
-  // and 8 ranks) central wins at every size (4 MiB: 0.62 of Open MPI against 0.80-0.87): the cores
-  // are the bottleneck, and the CPU time per byte counts, not the copies saved. With more ranks on
-  // their own cores the copy saved is a smaller part.
+  // memory) but pays the kernel's page pinning in process_vm_readv (docs/architecture.md,
+  // "Allgather at 2 ranks: where the time goes"). Its old threshold, 32 KiB, was measured while
+  // central's copies out of the region still fell into the `rep movsb` trap (central 64 KiB 13.0
+  // us against single copy's 7.7). With copy_memory, on the 2-core AMD EPYC VM (Zen 3, 2 ranks,
+  // cachecomm-bench coll, 8 jobs, hot, per call, medians): central 16 KiB 2.4 us against single
+  // copy's 4.5, 32 KiB 4.0 / 6.9, 128 KiB 19.0 / 23.2 (central faster in every job), 256 KiB 37.9
+  // / 44.8; 5 more jobs, hot and cold, per call and back to back: central faster at 32-64 KiB in
+  // every mode (cold 64 KiB 12.0 / 20.4), tied at 256 KiB, single copy 0.9-1.1 of central from
+  // 1 MiB. So single copy from 256 KiB, where it ties: in the jobs whose region copies run slow
+  // for the whole job ("Region algorithms: fast or slow for a whole job") it is the safe one, and
+  // online selection measures either way. Oversubscribed (4 and 8 ranks) central wins at every
+  // size (4 MiB: 0.62 of Open MPI against 0.80-0.87): the cores are the bottleneck, and the CPU
+  // time per byte counts, not the copies saved. With more ranks on their own cores the copy saved
+  // is a smaller part.
   if (entry_of(allgather_algorithm::single_copy).applicable(input.node) &&
       selection_rules::on_own_cores_in_pair(input.node) &&
       input.bytes >= thresholds::single_copy_allgather_min_bytes) {
@@ -431,21 +431,21 @@ inline constexpr std::string_view intel_reduce_reason =
     "rooted reduce of 4 to 16 KiB, 8 ranks or more on their own cores, Intel MPI: its own reduce "
     "(measured 1.6-2.8x faster than cachecomm's reduce-scatter at 8 and 16 ranks on a 16-core "
     "Xeon)";
-inline constexpr std::string_view intel_allgather_reason =
-    "blocks of 16 to 64 KiB, 2 ranks on their own cores, Intel MPI: its own allgather (measured "
-    "faster than cachecomm's on both nodes tried)";
 
-/// Intel MPI's own allreduce and allgather where they beat cachecomm's at 2 ranks on both nodes
-/// measured (OSU 7.4, hot, per call, plain vs preloaded in interleaved rounds). 2-core AMD EPYC VM,
-/// 5 rounds: allreduce 0.48-0.58 of Intel's speed from 32 KiB to 2 MiB (256 KiB 20.5 us against
-/// 37.8), allgather 0.45-0.75 from 8 to 256 KiB blocks (32 KiB 2.4 us against 5.3). 16-core Xeon,
-/// 3 rounds: allreduce 0.89-0.96 from 256 KiB to 2 MiB, allgather 0.80-0.95 from 4 to 32 KiB;
-/// there cachecomm was ahead at 32 KiB allreduce (6.0 us against 8.5) and 256 KiB allgather (25.7
-/// against 39.5). So only the ranges where both nodes agree; elsewhere a tuning file decides.
-/// Allgather from 16 KiB, not 8: on the EPYC VM of the thirteenth session, `osu_allgather -m
-/// 8192:8192` took 1.7-1.9 us with cachecomm's central against 6.3-9.0 through this rule and
-/// 10-74 plain (3 rounds), and 0.46x plain preloaded in a full-range run; from 16 KiB online
-/// selection measures Intel's call anyway.
+/// Intel MPI's own allreduce where it beat cachecomm's at 2 ranks on both nodes measured (OSU
+/// 7.4, hot, per call, plain vs preloaded in interleaved rounds). 2-core AMD EPYC VM, 5 rounds:
+/// 0.48-0.58 of Intel's speed from 32 KiB to 2 MiB (256 KiB 20.5 us against 37.8); 16-core Xeon,
+/// 3 rounds: 0.89-0.96 from 256 KiB to 2 MiB, but cachecomm ahead at 32 KiB (6.0 us against 8.5).
+/// So only the range where both nodes agree; elsewhere a tuning file decides.
+///
+/// Not the allgather of 16-64 KiB blocks any more, which this rule handed to Intel MPI until
+/// session 36: Intel's call sets itself up over its first ~550 calls of an operation in a process
+/// (any size, any communicator: 600 calls of 4 B on the world make a duplicate's 32 KiB calls warm,
+/// 3.0-4.0 us against 5-9 cold), and under the preload cachecomm serves the smaller allgathers, so
+/// the calls this rule gave Intel were its cold ones: osu_allgather under Intel MPI with online
+/// selection off, 5 interleaved rounds, plain / preloaded 0.88 / 0.51 / 0.85 at 16 / 32 / 64 KiB,
+/// against 1.79 / 0.83 / 0.95 with central there. Warm, Intel's call and central tie (paired, OSU's
+/// page-aligned buffers: 0.86-1.09 of Intel's time at 16-128 KiB).
 ///
 /// With 8 ranks or more on their own cores (16-core Xeon, Emerald Rapids class, where Intel MPI
 /// loads its own tuning for the CPU; OSU 7.4 under Intel MPI, 2 interleaved rounds, and a
@@ -468,9 +468,6 @@ inline std::string_view intel_mpi_reason(const selection_input& input, tuned_op 
   if (op == tuned_op::allreduce && input.bytes >= thresholds::intel_allreduce_min_bytes &&
       input.bytes <= thresholds::intel_allreduce_max_bytes)
     return intel_allreduce_reason;
-  if (op == tuned_op::allgather && input.bytes >= thresholds::intel_allgather_min_bytes &&
-      input.bytes <= thresholds::intel_allgather_max_bytes)
-    return intel_allgather_reason;
   return {};
 }
 
