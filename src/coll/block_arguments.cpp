@@ -8,35 +8,52 @@ namespace cachecomm::detail {
 
 namespace {
 
+// The checks run on every call and inline; what they throw is built out of line (cold), so that
+// a call of 8 bytes does not pay for building messages it never needs.
+
+[[noreturn, gnu::cold]] void throw_unknown_type(const char* what, datatype type) {
+  throw invalid_argument(std::string("cachecomm: ") + what + ": unknown datatype value " +
+                         std::to_string(static_cast<int>(type)));
+}
+
+[[noreturn, gnu::cold]] void throw_overflow(const char* what, std::size_t count) {
+  throw invalid_argument(std::string("cachecomm: ") + what + ": count " + std::to_string(count) +
+                         " overflows the byte size");
+}
+
+[[noreturn, gnu::cold]] void throw_bad_root(const char* what, const comm& c, int root) {
+  throw invalid_argument(std::string("cachecomm: ") + what + ": root " + std::to_string(root) +
+                         " is not a rank of the communicator (size " + std::to_string(c.size()) +
+                         ")");
+}
+
+[[noreturn, gnu::cold]] void throw_bad_buffer(const char* what, const char* which,
+                                              const void* buffer) {
+  throw invalid_argument(std::string("cachecomm: ") + what + ": " + which + " buffer is " +
+                         (buffer == nullptr ? "null" : "in_place") + " but the count is not 0");
+}
+
 /// The byte size of `count` elements of `type` on `ranks` ranks, or invalid_argument naming what is
 /// wrong.
 std::size_t checked_block(const char* what, std::size_t count, datatype type, std::size_t ranks) {
   const int type_value = static_cast<int>(type);
-  if (type_value < 0 || type_value > static_cast<int>(datatype::byte)) {
-    throw invalid_argument(std::string("cachecomm: ") + what + ": unknown datatype value " +
-                           std::to_string(type_value));
-  }
+  if (type_value < 0 || type_value > static_cast<int>(datatype::byte)) [[unlikely]]
+    throw_unknown_type(what, type);
+  const std::size_t element = size_of(type);
   std::size_t total = 0;
-  if (__builtin_mul_overflow(count, size_of(type) * ranks, &total)) {
-    throw invalid_argument(std::string("cachecomm: ") + what + ": count " + std::to_string(count) +
-                           " overflows the byte size");
-  }
-  return count * size_of(type);
+  if (__builtin_mul_overflow(count, element * ranks, &total)) [[unlikely]]
+    throw_overflow(what, count);
+  return count * element;
 }
 
 void check_root(const char* what, const comm& c, int root) {
-  if (root < 0 || root >= c.size()) {
-    throw invalid_argument(std::string("cachecomm: ") + what + ": root " + std::to_string(root) +
-                           " is not a rank of the communicator (size " + std::to_string(c.size()) +
-                           ")");
-  }
+  if (root < 0 || root >= c.size()) [[unlikely]]
+    throw_bad_root(what, c, root);
 }
 
 void check_buffer(const char* what, const char* which, const void* buffer) {
-  if (buffer == nullptr || buffer == in_place) {
-    throw invalid_argument(std::string("cachecomm: ") + what + ": " + which + " buffer is " +
-                           (buffer == nullptr ? "null" : "in_place") + " but the count is not 0");
-  }
+  if (buffer == nullptr || buffer == in_place) [[unlikely]]
+    throw_bad_buffer(what, which, buffer);
 }
 
 void check_reduction(const char* what, datatype type, reduce_op op) {

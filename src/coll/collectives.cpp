@@ -72,92 +72,125 @@ struct call_problem {
   [[nodiscard]] bool empty() const { return what == kind::none; }
 };
 
-call_problem local_problem(comm& c, const call_signature& call, const void* send,
-                           const void* receive) {
-  const char* what = name_of(call.kind);
+/// Which of this rank's arguments is wrong. Found on every call, so it builds no message (that is
+/// describe_problem's, once one is wrong): at 8 bytes a call's whole path is a few hundred
+/// instructions, and a message's string cost a quarter of them.
+enum class problem_code : std::uint8_t {
+  none,
+  unknown_type,
+  overflow,
+  bad_root,
+  replace_op,
+  unsupported_pair,
+  null_buffer,
+  in_place_buffer,
+  null_send,
+  bad_receive,
+  reduce_in_place_null,
+};
+
+problem_code find_problem(const comm& c, const call_signature& call, const void* send,
+                          const void* receive) {
   const int type_value = static_cast<int>(call.type);
-  if (type_value < 0 || type_value > static_cast<int>(datatype::byte)) {
-    return {call_problem::kind::invalid, std::string("cachecomm: ") + what +
-                                             ": unknown datatype value " +
-                                             std::to_string(type_value)};
-  }
+  if (type_value < 0 || type_value > static_cast<int>(datatype::byte))
+    return problem_code::unknown_type;
   const std::size_t element = size_of(call.type);
   std::size_t total_bytes = 0;
   if (__builtin_mul_overflow(call.count, element * static_cast<std::size_t>(c.size()),
-                             &total_bytes)) {
-    return {call_problem::kind::invalid, std::string("cachecomm: ") + what + ": count " +
-                                             std::to_string(call.count) +
-                                             " overflows the byte size"};
-  }
+                             &total_bytes))
+    return problem_code::overflow;
   if (call.kind == operation_kind::broadcast || call.kind == operation_kind::reduce) {
-    if (call.root < 0 || call.root >= c.size()) {
-      return {call_problem::kind::invalid,
-              std::string("cachecomm: ") + what + ": root " + std::to_string(call.root) +
-                  " is not a rank of the communicator (size " + std::to_string(c.size()) + ")"};
-    }
+    if (call.root < 0 || call.root >= c.size()) return problem_code::bad_root;
   }
   if (call.kind == operation_kind::reduce || call.kind == operation_kind::allreduce) {
-    if (call.op == reduce_op::replace) {
-      return {call_problem::kind::unsupported,
-              std::string("cachecomm: ") + what +
-                  ": reduce_op::replace is not supported by collectives (it is an accumulate "
-                  "operation); use sum, product, min, max, or a logical or bitwise operation"};
-    }
-    if (!supports(call.type, call.op)) {
-      return {call_problem::kind::unsupported,
-              std::string("cachecomm: ") + what + ": operation " + std::string(to_string(call.op)) +
-                  " is not supported on " + std::string(to_string(call.type)) +
-                  " (min/max need real numbers; logical and bitwise operations need integers; "
-                  "bytes can "
-                  "only be moved)"};
-    }
+    if (call.op == reduce_op::replace) return problem_code::replace_op;
+    if (!supports(call.type, call.op)) return problem_code::unsupported_pair;
   }
-  if (call.count == 0) return {};
+  if (call.count == 0) return problem_code::none;
   const bool receives = call.kind != operation_kind::reduce || call.root == c.rank();
   if (call.kind == operation_kind::broadcast) {
-    if (receive == nullptr)
+    if (receive == nullptr) return problem_code::null_buffer;
+    if (receive == in_place) return problem_code::in_place_buffer;
+    return problem_code::none;
+  }
+  if (send == nullptr) return problem_code::null_send;
+  if (receives && (receive == nullptr || receive == in_place)) return problem_code::bad_receive;
+  if (send == in_place && !receives && receive == nullptr)
+    return problem_code::reduce_in_place_null;
+  return problem_code::none;
+}
+
+/// The exception kind and message of a problem find_problem found.
+[[gnu::cold]] call_problem describe_problem(problem_code code, const comm& c,
+                                            const call_signature& call, const void* receive) {
+  const std::string what = std::string("cachecomm: ") + name_of(call.kind);
+  switch (code) {
+    case problem_code::none: return {};
+    case problem_code::unknown_type:
       return {call_problem::kind::invalid,
-              "cachecomm: broadcast: buffer is null but count is " + std::to_string(call.count)};
-    if (receive == in_place)
-      return {call_problem::kind::invalid, "cachecomm: broadcast: in_place is not a buffer"};
-    return {};
-  }
-  if (send == nullptr) {
-    return {call_problem::kind::invalid,
-            std::string("cachecomm: ") + what + ": send buffer is null but count is " +
-                std::to_string(call.count) +
-                " (use cachecomm::in_place to reduce the receive buffer in place)"};
-  }
-  if (receives && (receive == nullptr || receive == in_place)) {
-    return {call_problem::kind::invalid, std::string("cachecomm: ") + what +
-                                             ": receive buffer is " +
-                                             (receive == nullptr ? "null" : "in_place") +
-                                             " but count is " + std::to_string(call.count)};
-  }
-  if (send == in_place && !receives) {
-    if (receive == nullptr) {
+              what + ": unknown datatype value " + std::to_string(static_cast<int>(call.type))};
+    case problem_code::overflow:
       return {call_problem::kind::invalid,
-              "cachecomm: reduce: send is in_place on a non-root rank, so the input would be the "
-              "receive buffer, "
-              "which is null"};
-    }
+              what + ": count " + std::to_string(call.count) + " overflows the byte size"};
+    case problem_code::bad_root:
+      return {call_problem::kind::invalid, what + ": root " + std::to_string(call.root) +
+                                               " is not a rank of the communicator (size " +
+                                               std::to_string(c.size()) + ")"};
+    case problem_code::replace_op:
+      return {call_problem::kind::unsupported,
+              what +
+                  ": reduce_op::replace is not supported by collectives (it is an accumulate "
+                  "operation); use sum, product, min, max, or a logical or bitwise operation"};
+    case problem_code::unsupported_pair:
+      return {call_problem::kind::unsupported,
+              what + ": operation " + std::string(to_string(call.op)) + " is not supported on " +
+                  std::string(to_string(call.type)) +
+                  " (min/max need real numbers; logical and bitwise operations need integers; "
+                  "bytes can only be moved)"};
+    case problem_code::null_buffer:
+      return {call_problem::kind::invalid,
+              what + ": buffer is null but count is " + std::to_string(call.count)};
+    case problem_code::in_place_buffer:
+      return {call_problem::kind::invalid, what + ": in_place is not a buffer"};
+    case problem_code::null_send:
+      return {call_problem::kind::invalid,
+              what + ": send buffer is null but count is " + std::to_string(call.count) +
+                  " (use cachecomm::in_place to reduce the receive buffer in place)"};
+    case problem_code::bad_receive:
+      return {call_problem::kind::invalid, what + ": receive buffer is " +
+                                               (receive == nullptr ? "null" : "in_place") +
+                                               " but count is " + std::to_string(call.count)};
+    case problem_code::reduce_in_place_null:
+      return {call_problem::kind::invalid,
+              what +
+                  ": send is in_place on a non-root rank, so the input would be the receive "
+                  "buffer, which is null"};
   }
   return {};
+}
+
+call_problem local_problem(const comm& c, const call_signature& call, const void* send,
+                           const void* receive) {
+  const problem_code code = find_problem(c, call, send, receive);
+  if (code == problem_code::none) return {};
+  return describe_problem(code, c, call, receive);
+}
+
+[[noreturn, gnu::cold]] void throw_problem(const call_problem& problem) {
+  if (problem.what == call_problem::kind::unsupported) throw unsupported_error(problem.message);
+  throw invalid_argument(problem.message);
 }
 
 /// Throws on this rank when its own arguments are bad; with CACHECOMM_CHECK on, also compares the
 /// call across ranks and throws on every rank when any rank is bad or they disagree.
 void check_call(comm& c, detail::coll_engine& engine, const call_signature& call, const void* send,
                 const void* receive) {
-  const call_problem problem = local_problem(c, call, send, receive);
-  auto throw_problem = [&] {
-    if (problem.what == call_problem::kind::unsupported) throw unsupported_error(problem.message);
-    throw invalid_argument(problem.message);
-  };
-  if (!engine.tuning().check) {
-    if (!problem.empty()) throw_problem();
+  if (!engine.tuning().check) [[likely]] {
+    if (find_problem(c, call, send, receive) != problem_code::none) [[unlikely]]
+      throw_problem(local_problem(c, call, send, receive));
     return;
   }
+  const call_problem problem = local_problem(c, call, send, receive);
   // Max of (v, -v) gives every rank the largest and smallest value of each field at once.
   constexpr std::size_t fields = 6;
   const std::array<long long, fields> values = {
@@ -175,7 +208,7 @@ void check_call(comm& c, detail::coll_engine& engine, const call_signature& call
   std::array<long long, 2 * fields> global{};
   CACHECOMM_MPI(MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()),
                               MPI_LONG_LONG, MPI_MAX, c.mpi_comm()));
-  if (!problem.empty()) throw_problem();
+  if (!problem.empty()) throw_problem(problem);
   if (global[fields - 1] != 0) {
     throw invalid_argument(std::string("cachecomm: ") + name_of(call.kind) +
                            ": another rank passed invalid arguments (see its error)");

@@ -178,17 +178,11 @@ walk describe(MPI_Datatype type, int depth) {
   return describe_derived(type, combiner, parts, depth);
 }
 
-// The last predefined type of this thread and its layout (predefined handles are never freed).
-struct last_predefined {
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  type_layout layout;
-};
-
 }  // namespace
 
-std::optional<type_layout> layout_of(MPI_Datatype type, outcome& why_not) {
-  thread_local last_predefined last __attribute__((tls_model("initial-exec")));
-  if (type == last.type && type != MPI_DATATYPE_NULL) return last.layout;
+constinit thread_local last_predefined g_last_predefined __attribute__((tls_model("initial-exec")));
+
+std::optional<type_layout> look_up_layout(MPI_Datatype type, outcome& why_not) {
   if (type == MPI_DATATYPE_NULL) {
     why_not = outcome::invalid_argument;
     return std::nullopt;
@@ -214,7 +208,7 @@ std::optional<type_layout> layout_of(MPI_Datatype type, outcome& why_not) {
     why_not = outcome::invalid_argument;  // MPI reports the bad handle itself
     return std::nullopt;
   }
-  if (layout.predefined) last = {type, layout};
+  if (layout.predefined) g_last_predefined = {true, type, layout};
   return layout;
 }
 
