@@ -56,17 +56,20 @@ void check_buffer(const char* what, const char* which, const void* buffer) {
     throw_bad_buffer(what, which, buffer);
 }
 
-void check_reduction(const char* what, datatype type, reduce_op op) {
+[[noreturn, gnu::cold]] void throw_bad_reduction(const char* what, datatype type, reduce_op op) {
   if (op == reduce_op::replace) {
     throw unsupported_error(std::string("cachecomm: ") + what +
                             ": reduce_op::replace is not supported by collectives (it is an "
                             "accumulate operation)");
   }
-  if (!supports(type, op)) {
-    throw unsupported_error(std::string("cachecomm: ") + what + ": operation " +
-                            std::string(to_string(op)) + " is not supported on " +
-                            std::string(to_string(type)));
-  }
+  throw unsupported_error(std::string("cachecomm: ") + what + ": operation " +
+                          std::string(to_string(op)) + " is not supported on " +
+                          std::string(to_string(type)));
+}
+
+void check_reduction(const char* what, datatype type, reduce_op op) {
+  if (op == reduce_op::replace || !supports(type, op)) [[unlikely]]
+    throw_bad_reduction(what, type, op);
 }
 
 }  // namespace
