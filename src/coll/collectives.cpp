@@ -186,8 +186,9 @@ call_problem local_problem(const comm& c, const call_signature& call, const void
 void check_call(comm& c, detail::coll_engine& engine, const call_signature& call, const void* send,
                 const void* receive) {
   if (!engine.tuning().check) [[likely]] {
-    if (find_problem(c, call, send, receive) != problem_code::none) [[unlikely]]
-      throw_problem(local_problem(c, call, send, receive));
+    if (const problem_code code = find_problem(c, call, send, receive); code != problem_code::none)
+        [[unlikely]]
+      throw_problem(describe_problem(code, c, call, receive));
     return;
   }
   const call_problem problem = local_problem(c, call, send, receive);
